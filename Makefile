@@ -1,0 +1,124 @@
+# geak: see README.md.  `make` builds, `make check` tests, `make deps` sets up.
+
+.SUFFIXES:
+
+VERSION    = 0.1.0
+PREFIX     = /usr/local
+BINDIR     = $(PREFIX)/bin
+SHAREDIR   = $(PREFIX)/share/geak
+MANDIR     = $(PREFIX)/share/man
+DESTDIR    =
+
+CC        ?= cc
+PKG_CONFIG = pkg-config
+CFLAGS     = -O2 -g
+CPPFLAGS   =
+LDFLAGS    =
+SANITIZE   =
+
+# Flags every build gets, whatever the user's CFLAGS say.
+GEAK_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Ilib \
+	-DGEAK_VERSION='"$(VERSION)"' -DGEAK_SHAREDIR='"$(SHAREDIR)"'
+SAN_ON      = -fsanitize=address -fsanitize=undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SAN_FLAGS   = $(if $(SANITIZE),$(SAN_ON))
+
+JANSSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson 2>/dev/null)
+JANSSON_LIBS   := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
+CURL_CFLAGS    := $(shell $(PKG_CONFIG) --cflags libcurl 2>/dev/null)
+CURL_LIBS      := $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null)
+ARCHIVE_CFLAGS := $(shell $(PKG_CONFIG) --cflags libarchive 2>/dev/null)
+ARCHIVE_LIBS   := $(shell $(PKG_CONFIG) --libs libarchive 2>/dev/null)
+CMOCKA_LIBS    := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
+
+ALL_CFLAGS = $(GEAK_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) $(ARCHIVE_CFLAGS) \
+	$(CPPFLAGS) $(CFLAGS) $(SAN_FLAGS)
+ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
+
+# One line per tool: the libraries it links beyond jansson.  A tool that
+# needs no HTTP or archive code does not link them, so it runs on machines
+# that lack those shared libraries.
+LIBS_geak-retrieve = $(ARCHIVE_LIBS)
+LIBS_geak-gen      = $(CURL_LIBS)
+LIBS_geak-reflect  = $(CURL_LIBS)
+LIBS_geak-opt      = $(CURL_LIBS)
+LIBS_geak-bench    = $(ARCHIVE_LIBS)
+
+TOOLS = $(patsubst bin/%.c,bin/%,$(wildcard bin/*.c))
+LIBSRC = $(wildcard lib/*.c)
+LIBOBJ = $(LIBSRC:.c=.o)
+LIBHDR = $(wildcard lib/*.h)
+MAN1 = $(wildcard share/man/*.1)
+MAN5 = $(wildcard share/man/*.5)
+MAN7 = $(wildcard share/man/*.7)
+UNIT = $(patsubst %.c,%,$(wildcard tests/unit/*.c))
+HELPERS = $(patsubst %.c,%,$(wildcard tests/helpers/*.c))
+BUILD_STAMP = .build-flags
+
+all: $(TOOLS)
+
+# Rebuild everything when the flags change (SANITIZE=1 and back).
+$(BUILD_STAMP): FORCE
+	@echo '$(ALL_CFLAGS) $(ALL_LDFLAGS)' | cmp -s - $@ || echo '$(ALL_CFLAGS) $(ALL_LDFLAGS)' > $@
+
+lib/%.o: lib/%.c $(LIBHDR) $(BUILD_STAMP)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+lib/libgeak.a: $(LIBOBJ)
+	rm -f $@
+	$(AR) rcs $@ $(LIBOBJ)
+
+bin/%: bin/%.c lib/libgeak.a $(LIBHDR) $(BUILD_STAMP)
+	$(CC) $(ALL_CFLAGS) -o $@ $< lib/libgeak.a $(LIBS_$(@F)) $(JANSSON_LIBS) -lm $(ALL_LDFLAGS)
+
+tests/unit/%: tests/unit/%.c lib/libgeak.a $(LIBHDR) $(BUILD_STAMP)
+	$(CC) $(ALL_CFLAGS) -o $@ $< lib/libgeak.a $(CMOCKA_LIBS) $(CURL_LIBS) $(ARCHIVE_LIBS) $(JANSSON_LIBS) -lm $(ALL_LDFLAGS)
+
+tests/helpers/%: tests/helpers/%.c lib/libgeak.a $(LIBHDR) $(BUILD_STAMP)
+	$(CC) $(ALL_CFLAGS) -o $@ $< lib/libgeak.a $(JANSSON_LIBS) -lm $(ALL_LDFLAGS)
+
+units: $(UNIT) $(HELPERS)
+
+check: all units
+	@GEAK_SANITIZE='$(SANITIZE)' prove $(PROVE_FLAGS) tests/*.t
+
+# The record reader under libFuzzer.  Needs clang.
+FUZZ_CC   = $(shell command -v clang 2>/dev/null || command -v clang-14 2>/dev/null || echo clang)
+FUZZ_TIME = 60
+tests/fuzz/fuzz-record: tests/fuzz/fuzz-record.c $(LIBSRC) $(LIBHDR)
+	$(FUZZ_CC) -g -O1 -std=c11 -D_GNU_SOURCE -Ilib $(JANSSON_CFLAGS) \
+		-fsanitize=fuzzer,address,undefined -o $@ tests/fuzz/fuzz-record.c \
+		lib/record.c lib/util.c $(JANSSON_LIBS)
+
+fuzz: tests/fuzz/fuzz-record
+	mkdir -p tests/fuzz/corpus
+	tests/fuzz/fuzz-record -max_total_time=$(FUZZ_TIME) -max_len=4096 \
+		tests/fuzz/corpus tests/fuzz/seeds
+
+# Set-up: Debian packages and the harness's Python environment.
+deps:
+	@sh share/setup/deps.sh
+
+install: all
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
+	cp $(TOOLS) bin/geak-*.sh $(DESTDIR)$(BINDIR)/ 2>/dev/null || cp $(TOOLS) $(DESTDIR)$(BINDIR)/
+	cd share && find . -path ./man -prune -o -type f -print | while read -r f; do \
+		mkdir -p "$(DESTDIR)$(SHAREDIR)/$${f%/*}" && cp "$$f" "$(DESTDIR)$(SHAREDIR)/$$f" || exit 1; done
+	cp Makefile.inc $(DESTDIR)$(SHAREDIR)/
+	$(if $(MAN1),cp $(MAN1) $(DESTDIR)$(MANDIR)/man1/)
+	$(if $(MAN5),cp $(MAN5) $(DESTDIR)$(MANDIR)/man5/)
+	$(if $(MAN7),cp $(MAN7) $(DESTDIR)$(MANDIR)/man7/)
+
+uninstall:
+	for t in $(notdir $(TOOLS)); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
+	rm -rf $(DESTDIR)$(SHAREDIR)
+	for m in $(notdir $(MAN1)); do rm -f $(DESTDIR)$(MANDIR)/man1/$$m; done
+	for m in $(notdir $(MAN5)); do rm -f $(DESTDIR)$(MANDIR)/man5/$$m; done
+	for m in $(notdir $(MAN7)); do rm -f $(DESTDIR)$(MANDIR)/man7/$$m; done
+
+clean:
+	rm -f $(TOOLS) $(UNIT) $(HELPERS) lib/*.o lib/libgeak.a tests/fuzz/fuzz-record $(BUILD_STAMP)
+
+FORCE:
+
+.PHONY: all units check fuzz deps install uninstall clean FORCE

@@ -1,0 +1,595 @@
+/* record.c: reading and writing JSON Lines records.
+ *
+ * Lines are cut by hand from a large read buffer rather than with
+ * getline(): a line over the limit is skipped without ever being held in
+ * memory, so a 100 MB line costs no more memory than a short one. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "record.h"
+
+#define CHUNK (1u << 20)
+#define RAW_KEEP 4096 /* bytes of an over-long line kept in its error record */
+
+struct geak_input {
+	char *const *paths;
+	int npaths, next_path;
+	int fd;
+	const char *name;      /* current file, "-" for stdin */
+	char *buf;             /* read buffer */
+	size_t start, end, cap;
+	long line;             /* number of the line last returned */
+	size_t max;
+	int eof;
+	char where[512];
+};
+
+struct geak_input *
+geak_input_open(char *const *paths, int npaths)
+{
+	struct geak_input *in = geak_xcalloc(1, sizeof *in);
+	const char *env = getenv("GEAK_MAX_RECORD");
+
+	in->paths = paths;
+	in->npaths = npaths;
+	in->fd = -1;
+	in->max = GEAK_MAX_RECORD_DEFAULT;
+	if (env && *env) {
+		char *end;
+		unsigned long long v = strtoull(env, &end, 10);
+		if (*end == '\0' && v >= 1024)
+			in->max = (size_t)v;
+		else
+			geak_warn("GEAK_MAX_RECORD: '%s' ignored (want bytes, at least 1024)", env);
+	}
+	in->cap = CHUNK;
+	in->buf = geak_xmalloc(in->cap + 1);
+	return in;
+}
+
+void
+geak_input_set_max(struct geak_input *in, size_t max_bytes)
+{
+	in->max = max_bytes;
+}
+
+void
+geak_input_close(struct geak_input *in)
+{
+	if (!in)
+		return;
+	if (in->fd > 0)
+		close(in->fd);
+	free(in->buf);
+	free(in);
+}
+
+const char *
+geak_input_where(const struct geak_input *in)
+{
+	return in->where;
+}
+
+/* Open the next input file; 0 when there is none left, -1 on error. */
+static int
+open_next(struct geak_input *in)
+{
+	const char *path;
+
+	if (in->fd > 0)
+		close(in->fd);
+	in->fd = -1;
+	if (in->npaths == 0 && in->next_path == 0)
+		path = "-";
+	else if (in->next_path < in->npaths)
+		path = in->paths[in->next_path];
+	else
+		return 0;
+	in->next_path++;
+	in->name = path;
+	in->line = 0;
+	in->start = in->end = 0;
+	in->eof = 0;
+	if (strcmp(path, "-") == 0) {
+		in->fd = 0;
+		return 1;
+	}
+	in->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (in->fd < 0) {
+		geak_warn("%s: cannot open:", path);
+		return -1;
+	}
+	return 1;
+}
+
+/* Fill the buffer after moving unread bytes to the front; 0 at EOF. */
+static ssize_t
+fill(struct geak_input *in)
+{
+	ssize_t n;
+
+	if (in->start > 0) {
+		memmove(in->buf, in->buf + in->start, in->end - in->start);
+		in->end -= in->start;
+		in->start = 0;
+	}
+	if (in->end == in->cap) {
+		in->cap *= 2;
+		in->buf = geak_xrealloc(in->buf, in->cap + 1);
+	}
+	do
+		n = read(in->fd, in->buf + in->end, in->cap - in->end);
+	while (n < 0 && errno == EINTR);
+	if (n > 0)
+		in->end += (size_t)n;
+	return n;
+}
+
+static int
+valid_utf8(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned char c = s[i];
+		size_t k;
+		unsigned long cp;
+		if (c < 0x80) {
+			if (c == 0)
+				return 0;
+			i++;
+			continue;
+		}
+		if ((c & 0xe0) == 0xc0)
+			k = 1, cp = c & 0x1f;
+		else if ((c & 0xf0) == 0xe0)
+			k = 2, cp = c & 0x0f;
+		else if ((c & 0xf8) == 0xf0)
+			k = 3, cp = c & 0x07;
+		else
+			return 0;
+		if (i + k >= n)
+			return 0;
+		for (size_t j = 1; j <= k; j++) {
+			if ((s[i + j] & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (s[i + j] & 0x3f);
+		}
+		if ((k == 1 && cp < 0x80) || (k == 2 && cp < 0x800) ||
+		    (k == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+		i += k + 1;
+	}
+	return 1;
+}
+
+static char *
+base64(const unsigned char *s, size_t n)
+{
+	static const char tab[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out = geak_xmalloc((n + 2) / 3 * 4 + 1), *o = out;
+	size_t i;
+
+	for (i = 0; i + 2 < n; i += 3) {
+		*o++ = tab[s[i] >> 2];
+		*o++ = tab[(s[i] & 3) << 4 | s[i + 1] >> 4];
+		*o++ = tab[(s[i + 1] & 15) << 2 | s[i + 2] >> 6];
+		*o++ = tab[s[i + 2] & 63];
+	}
+	if (i < n) {
+		*o++ = tab[s[i] >> 2];
+		if (i + 1 < n) {
+			*o++ = tab[(s[i] & 3) << 4 | s[i + 1] >> 4];
+			*o++ = tab[(s[i + 1] & 15) << 2];
+		} else {
+			*o++ = tab[(s[i] & 3) << 4];
+			*o++ = '=';
+		}
+		*o++ = '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+/* The record that stands in for a rejected line: it keeps the raw bytes
+ * (as text when they are UTF-8, else base64) so nothing is lost. */
+static json_t *
+bad_line_record(struct geak_input *in, const char *raw, size_t n,
+    size_t total, const char *msg)
+{
+	json_t *rec = json_object();
+	json_t *err = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}",
+	    "tool", geak_prog, "stage", "input", "kind", "bad_record",
+	    "message", msg, "file", in->name, "line", (json_int_t)in->line);
+
+	if (!rec || !err)
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+	if (valid_utf8((const unsigned char *)raw, n))
+		json_object_set_new(err, "raw", json_stringn(raw, n));
+	else {
+		char *b64 = base64((const unsigned char *)raw, n);
+		json_object_set_new(err, "raw_base64", json_string(b64));
+		free(b64);
+	}
+	if (total > n)
+		json_object_set_new(err, "raw_bytes", json_integer((json_int_t)total));
+	json_object_set_new(rec, "schema", json_integer(GEAK_SCHEMA));
+	json_object_set_new(rec, "error", err);
+	geak_warn("%s: %s", in->where, msg);
+	return rec;
+}
+
+/* Skip the rest of an over-long line; returns its total length. */
+static size_t
+skip_line(struct geak_input *in, size_t seen)
+{
+	for (;;) {
+		char *nl = memchr(in->buf + in->start, '\n', in->end - in->start);
+		if (nl) {
+			seen += (size_t)(nl - (in->buf + in->start));
+			in->start = (size_t)(nl - in->buf) + 1;
+			return seen;
+		}
+		seen += in->end - in->start;
+		in->start = in->end = 0;
+		if (fill(in) <= 0) {
+			in->eof = 1;
+			return seen;
+		}
+	}
+}
+
+static int
+blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return 0;
+	return 1;
+}
+
+static int
+check_schema(json_t *rec, char *msg, size_t len)
+{
+	json_t *v = json_object_get(rec, "schema");
+
+	if (!v)
+		return 0;
+	if (!json_is_integer(v)) {
+		snprintf(msg, len, "field 'schema': expected an integer, got %s",
+		    json_is_string(v) ? "a string" : "another type");
+		return -1;
+	}
+	if (json_integer_value(v) < 1 || json_integer_value(v) > GEAK_SCHEMA) {
+		snprintf(msg, len, "field 'schema': version %lld is not one this tool reads (1 to %d)",
+		    (long long)json_integer_value(v), GEAK_SCHEMA);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+parse_line(struct geak_input *in, const char *s, size_t n, json_t **rec)
+{
+	json_error_t jerr;
+	char msg[400];
+	json_t *v;
+
+	v = json_loadb(s, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+	if (!v) {
+		snprintf(msg, sizeof msg, "invalid JSON at column %d: %s", jerr.column, jerr.text);
+		*rec = bad_line_record(in, s, n, n, msg);
+		return GEAK_READ_BAD;
+	}
+	if (!json_is_object(v)) {
+		json_decref(v);
+		*rec = bad_line_record(in, s, n, n, "not a JSON object");
+		return GEAK_READ_BAD;
+	}
+	if (check_schema(v, msg, sizeof msg) < 0) {
+		json_decref(v);
+		*rec = bad_line_record(in, s, n, n, msg);
+		return GEAK_READ_BAD;
+	}
+	*rec = v;
+	return GEAK_READ_OK;
+}
+
+int
+geak_input_next(struct geak_input *in, json_t **rec)
+{
+	*rec = NULL;
+	for (;;) {
+		char *line, *nl;
+		size_t n;
+
+		if (in->fd < 0) {
+			int r = open_next(in);
+			if (r == 0)
+				return GEAK_READ_EOF;
+			if (r < 0)
+				return GEAK_READ_FAIL;
+		}
+		nl = memchr(in->buf + in->start, '\n', in->end - in->start);
+		/* max is at least 1024, and RAW_KEEP fits in what is buffered. */
+		if (!nl && in->end - in->start > in->max && in->end - in->start >= RAW_KEEP) {
+			char raw[RAW_KEEP], msg[200];
+			size_t total;
+			in->line++;
+			snprintf(in->where, sizeof in->where, "%s:%ld", in->name, in->line);
+			memcpy(raw, in->buf + in->start, RAW_KEEP);
+			total = skip_line(in, 0);
+			snprintf(msg, sizeof msg, "line is %zu bytes, over the limit of %zu (GEAK_MAX_RECORD)",
+			    total, in->max);
+			*rec = bad_line_record(in, raw, sizeof raw, total, msg);
+			return GEAK_READ_BAD;
+		}
+		if (!nl && !in->eof) {
+			ssize_t r = fill(in);
+			if (r < 0) {
+				geak_warn("%s: read error:", in->name);
+				if (in->fd > 0)
+					close(in->fd);
+				in->fd = -1;
+				return GEAK_READ_FAIL;
+			}
+			if (r == 0)
+				in->eof = 1;
+			continue;
+		}
+		line = in->buf + in->start;
+		if (nl) {
+			n = (size_t)(nl - line);
+			in->start += n + 1;
+		} else {
+			n = in->end - in->start;
+			in->start = in->end;
+			if (n == 0) {
+				if (in->fd > 0)
+					close(in->fd);
+				in->fd = -1;
+				continue;
+			}
+		}
+		in->line++;
+		snprintf(in->where, sizeof in->where, "%s:%ld", in->name, in->line);
+		if (blank(line, n))
+			continue;
+		if (n > in->max) {
+			char msg[200];
+			snprintf(msg, sizeof msg, "line is %zu bytes, over the limit of %zu (GEAK_MAX_RECORD)",
+			    n, in->max);
+			*rec = bad_line_record(in, line, n < RAW_KEEP ? n : RAW_KEEP, n, msg);
+			return GEAK_READ_BAD;
+		}
+		return parse_line(in, line, n, rec);
+	}
+}
+
+void
+geak_output_init(struct geak_output *out, FILE *fp, const char *name)
+{
+	memset(out, 0, sizeof *out);
+	out->fp = fp;
+	out->name = name;
+}
+
+int
+geak_output_write(struct geak_output *out, json_t *rec)
+{
+	size_t need;
+
+	if (out->failed)
+		return -1;
+	if (!json_object_get(rec, "schema"))
+		json_object_set_new(rec, "schema", json_integer(GEAK_SCHEMA));
+	for (;;) {
+		need = json_dumpb(rec, out->buf.data, out->buf.cap ? out->buf.cap - 1 : 0,
+		    JSON_COMPACT);
+		if (need == 0) {
+			geak_warn("%s: cannot encode a record as JSON", out->name);
+			return -1;
+		}
+		if (out->buf.cap && need < out->buf.cap - 1)
+			break;
+		geak_buf_reserve(&out->buf, need + 1);
+	}
+	out->buf.data[need] = '\n';
+	if (fwrite(out->buf.data, 1, need + 1, out->fp) != need + 1 || fflush(out->fp) != 0) {
+		geak_warn("%s: write failed:", out->name);
+		out->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+int
+geak_output_close(struct geak_output *out)
+{
+	int r = out->failed ? -1 : geak_fshut(out->fp, out->name);
+
+	geak_buf_free(&out->buf);
+	return r;
+}
+
+json_t *
+geak_get(json_t *rec, const char *path)
+{
+	const char *dot;
+	char key[256];
+
+	while (rec && (dot = strchr(path, '.'))) {
+		size_t n = (size_t)(dot - path);
+		if (n >= sizeof key)
+			return NULL;
+		memcpy(key, path, n);
+		key[n] = '\0';
+		rec = json_object_get(rec, key);
+		path = dot + 1;
+	}
+	return rec ? json_object_get(rec, path) : NULL;
+}
+
+const char *
+geak_get_str(json_t *rec, const char *path)
+{
+	return json_string_value(geak_get(rec, path));
+}
+
+int
+geak_absent(json_t *rec, const char *path)
+{
+	json_t *v = geak_get(rec, path);
+
+	return !v || json_is_null(v);
+}
+
+int
+geak_set(json_t *rec, const char *path, json_t *value)
+{
+	const char *dot;
+	char key[256];
+
+	while ((dot = strchr(path, '.'))) {
+		size_t n = (size_t)(dot - path);
+		json_t *next;
+		if (n >= sizeof key)
+			goto fail;
+		memcpy(key, path, n);
+		key[n] = '\0';
+		next = json_object_get(rec, key);
+		if (!json_is_object(next)) {
+			next = json_object();
+			if (json_object_set_new(rec, key, next) < 0)
+				goto fail;
+		}
+		rec = next;
+		path = dot + 1;
+	}
+	return json_object_set_new(rec, path, value);
+fail:
+	json_decref(value);
+	return -1;
+}
+
+static const char *
+type_name(json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "an object";
+	case JSON_ARRAY: return "an array";
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER: return "an integer";
+	case JSON_REAL: return "a number";
+	case JSON_TRUE: case JSON_FALSE: return "a boolean";
+	case JSON_NULL: return "null";
+	}
+	return "something";
+}
+
+static const char *
+want_name(enum geak_type t)
+{
+	static const char *names[] = {
+		[GEAK_T_ANY] = "a value", [GEAK_T_STRING] = "a string",
+		[GEAK_T_INT] = "an integer", [GEAK_T_NUMBER] = "a number",
+		[GEAK_T_BOOL] = "a boolean", [GEAK_T_OBJECT] = "an object",
+		[GEAK_T_ARRAY] = "an array",
+	};
+	return names[t];
+}
+
+static int
+has_type(json_t *v, enum geak_type t)
+{
+	switch (t) {
+	case GEAK_T_ANY: return 1;
+	case GEAK_T_STRING: return json_is_string(v);
+	case GEAK_T_INT: return json_is_integer(v);
+	case GEAK_T_NUMBER: return json_is_number(v);
+	case GEAK_T_BOOL: return json_is_boolean(v);
+	case GEAK_T_OBJECT: return json_is_object(v);
+	case GEAK_T_ARRAY: return json_is_array(v);
+	}
+	return 0;
+}
+
+int
+geak_check_fields(json_t *rec, const struct geak_field *spec, char *msg, size_t msglen)
+{
+	for (; spec->path; spec++) {
+		json_t *v = geak_get(rec, spec->path);
+		if (!v || json_is_null(v)) {
+			if (!spec->required)
+				continue;
+			snprintf(msg, msglen, "field '%s': missing (want %s)",
+			    spec->path, want_name(spec->type));
+			return -1;
+		}
+		if (!has_type(v, spec->type)) {
+			snprintf(msg, msglen, "field '%s': expected %s, got %s",
+			    spec->path, want_name(spec->type), type_name(v));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void
+geak_set_error(json_t *rec, const char *stage, const char *kind, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	json_t *err;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	err = json_pack("{s:s, s:s, s:s, s:s}", "tool", geak_prog, "stage", stage,
+	    "kind", kind, "message", msg);
+	if (!err || json_object_set_new(rec, "error", err) < 0)
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+}
+
+int
+geak_has_error(json_t *rec)
+{
+	return json_is_object(json_object_get(rec, "error"));
+}
+
+int
+geak_filter(char *const *paths, int npaths, geak_filter_fn *fn, void *ctx)
+{
+	struct geak_input *in = geak_input_open(paths, npaths);
+	struct geak_output out;
+	json_t *rec;
+	int r, status = GEAK_EXIT_OK;
+
+	geak_output_init(&out, stdout, "stdout");
+	while ((r = geak_input_next(in, &rec)) != GEAK_READ_EOF) {
+		if (r == GEAK_READ_FAIL) {
+			status = GEAK_EXIT_FATAL;
+			continue;
+		}
+		if (r == GEAK_READ_BAD)
+			status = status ? status : GEAK_EXIT_RECORDS;
+		else if (!geak_has_error(rec) && fn(rec, geak_input_where(in), ctx) != 0)
+			status = status ? status : GEAK_EXIT_RECORDS;
+		if (geak_output_write(&out, rec) < 0) {
+			json_decref(rec);
+			status = GEAK_EXIT_FATAL;
+			break;
+		}
+		json_decref(rec);
+	}
+	geak_input_close(in);
+	if (geak_output_close(&out) < 0)
+		status = GEAK_EXIT_FATAL;
+	return status;
+}

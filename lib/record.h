@@ -1,0 +1,80 @@
+/* record.h: JSON Lines records in and out (see geak-record(5)). */
+#ifndef GEAK_RECORD_H
+#define GEAK_RECORD_H
+
+#include <stdio.h>
+#include <jansson.h>
+
+#include "util.h"
+
+#define GEAK_SCHEMA 1
+/* Longest input line accepted, in bytes; GEAK_MAX_RECORD overrides it. */
+#define GEAK_MAX_RECORD_DEFAULT (16u << 20)
+
+/* Input: the named files in order ("-" or none at all: stdin). */
+struct geak_input;
+
+struct geak_input *geak_input_open(char *const *paths, int npaths);
+void geak_input_close(struct geak_input *in);
+void geak_input_set_max(struct geak_input *in, size_t max_bytes);
+
+enum {
+	GEAK_READ_EOF = 0,  /* no more input */
+	GEAK_READ_OK = 1,   /* *rec holds the next record */
+	GEAK_READ_BAD = 2,  /* the line was rejected: the warning is printed
+	                     * and *rec is an error record that keeps the raw
+	                     * line, to be written out in its place */
+	GEAK_READ_FAIL = 3, /* an input file could not be read (reported) */
+};
+int geak_input_next(struct geak_input *in, json_t **rec);
+/* "file:line" of the line last returned, for messages. */
+const char *geak_input_where(const struct geak_input *in);
+
+/* Output: one compact line per record, written in one piece and flushed,
+ * so that records from parallel writers never interleave mid-line. */
+struct geak_output {
+	FILE *fp;
+	const char *name;
+	struct geak_buf buf;
+	int failed;
+};
+void geak_output_init(struct geak_output *out, FILE *fp, const char *name);
+int geak_output_write(struct geak_output *out, json_t *rec);
+int geak_output_close(struct geak_output *out);
+
+/* Fields: dotted paths ("task.id") into nested objects. */
+enum geak_type {
+	GEAK_T_ANY, GEAK_T_STRING, GEAK_T_INT, GEAK_T_NUMBER, GEAK_T_BOOL,
+	GEAK_T_OBJECT, GEAK_T_ARRAY,
+};
+struct geak_field {
+	const char *path;
+	enum geak_type type;
+	int required;
+};
+json_t *geak_get(json_t *rec, const char *path);
+const char *geak_get_str(json_t *rec, const char *path);
+/* 1 when the field is absent or JSON null. */
+int geak_absent(json_t *rec, const char *path);
+/* Set a dotted path, creating objects on the way; steals value. */
+int geak_set(json_t *rec, const char *path, json_t *value);
+/* Check the spec (terminated by a NULL path); on failure write a message
+ * naming the field into msg and return -1. */
+int geak_check_fields(json_t *rec, const struct geak_field *spec, char *msg, size_t msglen);
+
+/* Attach rec.error = {tool, stage, kind, message}, replacing an older one,
+ * and leave every other field as it was. */
+void geak_set_error(json_t *rec, const char *stage, const char *kind,
+	const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* 1 when rec carries an error object. */
+int geak_has_error(json_t *rec);
+
+/* The common filter loop: read every record, call fn on the good ones,
+ * write each record out, bad lines as error records.  fn returns 0 when
+ * the record is fine and 1 when it attached an error.  A record that
+ * arrived with an error passes through untouched: fn does not see it.
+ * Returns the tool's exit status. */
+typedef int geak_filter_fn(json_t *rec, const char *where, void *ctx);
+int geak_filter(char *const *paths, int npaths, geak_filter_fn *fn, void *ctx);
+
+#endif

@@ -1,0 +1,640 @@
+/* runner.c: fork/exec of untrusted code in its own process group, with
+ * rlimits, a scrubbed environment, optional network and write isolation,
+ * a wall-clock timeout that kills the whole group, and bounded capture.
+ *
+ * Output goes through pipes that are drained continuously into tail
+ * buffers: a flood costs CPU, never memory, and the child never blocks on
+ * a full pipe while we wait for it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/landlock.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "runner.h"
+#include "util.h"
+
+extern char **environ;
+
+void
+geak_become_subreaper(void)
+{
+	static int done;
+
+	if (!done && prctl(PR_SET_CHILD_SUBREAPER, 1) == 0)
+		done = 1;
+}
+
+static void
+sleep_s(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* ---- in the child, between fork and exec: async-signal-safe only ---- */
+
+static noreturn void
+child_fail(int fd, const char *what)
+{
+	char msg[256];
+	const char *why = strerror(errno);
+	size_t n = 0, wl = strlen(what), yl = strlen(why);
+
+	if (wl > 120)
+		wl = 120;
+	if (yl > 120)
+		yl = 120;
+	memcpy(msg, what, wl), n += wl;
+	msg[n++] = ':', msg[n++] = ' ';
+	memcpy(msg + n, why, yl), n += yl;
+	(void)!write(fd, msg, n);
+	_exit(127);
+}
+
+static int
+write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* A network namespace: as root directly, else inside a user namespace. */
+static int
+isolate_net(void)
+{
+	char map[64];
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+
+	if (unshare(CLONE_NEWNET) == 0)
+		return 0;
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
+		return -1;
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	if (write_file("/proc/self/uid_map", map) < 0)
+		return -1;
+	write_file("/proc/self/setgroups", "deny\n");
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	return write_file("/proc/self/gid_map", map);
+}
+
+/* Landlock: every kind of write is handled, and allowed only beneath the
+ * given directories.  Reads stay unrestricted (Python must import). */
+static int
+isolate_writes(const char *const *dirs)
+{
+	struct landlock_ruleset_attr attr = {0};
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0,
+	    LANDLOCK_CREATE_RULESET_VERSION);
+	int rs;
+
+	if (abi < 1)
+		return -1;
+	attr.handled_access_fs = LANDLOCK_ACCESS_FS_WRITE_FILE |
+	    LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+	    LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR |
+	    LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |
+	    LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+	    LANDLOCK_ACCESS_FS_MAKE_SYM;
+#ifdef LANDLOCK_ACCESS_FS_REFER
+	if (abi >= 2)
+		attr.handled_access_fs |= LANDLOCK_ACCESS_FS_REFER;
+#endif
+#ifdef LANDLOCK_ACCESS_FS_TRUNCATE
+	if (abi >= 3)
+		attr.handled_access_fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
+#endif
+	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+	if (rs < 0)
+		return -1;
+	for (; dirs && *dirs; dirs++) {
+		struct landlock_path_beneath_attr pb = {0};
+		pb.allowed_access = attr.handled_access_fs;
+		pb.parent_fd = open(*dirs, O_PATH | O_CLOEXEC);
+		if (pb.parent_fd < 0)
+			continue;
+		syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
+		close(pb.parent_fd);
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    syscall(SYS_landlock_restrict_self, rs, 0) < 0) {
+		close(rs);
+		return -1;
+	}
+	close(rs);
+	return 0;
+}
+
+static void
+set_limit(int res, rlim_t v)
+{
+	struct rlimit rl = { v, v };
+
+	setrlimit(res, &rl);
+}
+
+static noreturn void
+child(const struct geak_spawn *s, int out, int err, int report, pid_t parent)
+{
+	sigset_t none;
+	unsigned char applied = 0;
+	int in;
+
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+
+	in = open(s->stdin_path ? s->stdin_path : "/dev/null", O_RDONLY);
+	if (in < 0)
+		child_fail(report, s->stdin_path ? s->stdin_path : "/dev/null");
+	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+		child_fail(report, "dup2");
+	if (s->keep_fd >= 0 && (dup2(s->keep_fd, 3) < 0 || fcntl(3, F_SETFD, 0) < 0))
+		child_fail(report, "dup2");
+	/* Everything else closes at exec, the report pipe included. */
+	if (syscall(SYS_close_range, s->keep_fd >= 0 ? 4 : 3, ~0U, 4 /* CLOEXEC */) < 0)
+		for (int fd = s->keep_fd >= 0 ? 4 : 3; fd < 4096; fd++)
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+
+	set_limit(RLIMIT_CORE, 0);
+	if (s->lim.cpu_s > 0)
+		set_limit(RLIMIT_CPU, (rlim_t)s->lim.cpu_s);
+	if (s->lim.fsize > 0)
+		set_limit(RLIMIT_FSIZE, (rlim_t)s->lim.fsize);
+	if (s->lim.nofile > 0)
+		set_limit(RLIMIT_NOFILE, (rlim_t)s->lim.nofile);
+	if (s->lim.nproc > 0)
+		set_limit(RLIMIT_NPROC, (rlim_t)s->lim.nproc);
+
+	if (s->cwd && chdir(s->cwd) < 0)
+		child_fail(report, s->cwd);
+	if ((s->sandbox & GEAK_SB_NONET) && isolate_net() == 0)
+		applied |= GEAK_SB_NONET;
+	if ((s->sandbox & GEAK_SB_FSWRITE) && isolate_writes(s->write_dirs) == 0)
+		applied |= GEAK_SB_FSWRITE;
+	(void)!write(report, &applied, 1);
+	execvpe(s->argv[0], s->argv, s->envp ? s->envp : environ);
+	child_fail(report, s->argv[0]);
+}
+
+/* ---- in the parent ---- */
+
+int
+geak_proc_start(struct geak_proc *p, const struct geak_spawn *s, char *errbuf, size_t errlen)
+{
+	int out[2], err[2], rep[2];
+	pid_t parent = getpid(), pid;
+	char msg[300];
+	ssize_t n, got = 0;
+
+	memset(p, 0, sizeof *p);
+	p->pidfd = p->out_fd = p->err_fd = -1;
+	geak_become_subreaper();
+	if (pipe2(out, O_CLOEXEC) < 0)
+		goto fail_errno;
+	if (pipe2(err, O_CLOEXEC) < 0) {
+		close(out[0]), close(out[1]);
+		goto fail_errno;
+	}
+	if (pipe2(rep, O_CLOEXEC) < 0) {
+		close(out[0]), close(out[1]), close(err[0]), close(err[1]);
+		goto fail_errno;
+	}
+	pid = fork();
+	if (pid < 0) {
+		close(out[0]), close(out[1]), close(err[0]), close(err[1]);
+		close(rep[0]), close(rep[1]);
+		goto fail_errno;
+	}
+	if (pid == 0)
+		child(s, out[1], err[1], rep[1], parent);
+	setpgid(pid, pid); /* either side may win the race; both set it */
+	close(out[1]), close(err[1]), close(rep[1]);
+	p->pid = pid;
+	p->out_fd = out[0];
+	p->err_fd = err[0];
+	p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	while ((n = read(rep[0], msg + got, sizeof msg - 1 - (size_t)got)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		got += n;
+	}
+	close(rep[0]);
+	if (got >= 1)
+		p->sandbox = (unsigned char)msg[0];
+	if (got > 1 || got == 0) {
+		msg[got] = '\0';
+		snprintf(errbuf, errlen, "cannot run %s", got > 1 ? msg + 1 : "the program");
+		geak_proc_kill(p, 0);
+		return -1;
+	}
+	return 0;
+fail_errno:
+	snprintf(errbuf, errlen, "cannot start %s: %s", s->argv[0], strerror(errno));
+	return -1;
+}
+
+static void
+close_fds(struct geak_proc *p)
+{
+	if (p->out_fd >= 0)
+		close(p->out_fd);
+	if (p->err_fd >= 0)
+		close(p->err_fd);
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	p->out_fd = p->err_fd = p->pidfd = -1;
+}
+
+/* Reap whatever of the group has already exited, the leader's status
+ * kept apart. */
+static void
+reap_group_nohang(struct geak_proc *p, int *leader_done, int *status, struct rusage *ru)
+{
+	pid_t w;
+	int st;
+
+	if (!*leader_done) {
+		w = wait4(p->pid, &st, WNOHANG, ru);
+		if (w == p->pid) {
+			*leader_done = 1;
+			*status = st;
+		}
+	}
+	while ((w = waitpid(-p->pid, &st, WNOHANG)) > 0)
+		;
+}
+
+static int
+kill_and_reap(struct geak_proc *p, double grace_s, int *status, struct rusage *ru)
+{
+	int leader_done = 0, st = 0;
+	double deadline = geak_now() + grace_s;
+
+	if (grace_s > 0) {
+		kill(-p->pid, SIGTERM);
+		while (geak_now() < deadline) {
+			reap_group_nohang(p, &leader_done, &st, ru);
+			if (leader_done && kill(-p->pid, 0) < 0 && errno == ESRCH)
+				goto done;
+			sleep_s(0.01);
+		}
+	}
+	kill(-p->pid, SIGKILL);
+	if (!leader_done) {
+		while (wait4(p->pid, &st, 0, ru) < 0 && errno == EINTR)
+			;
+	}
+	/* Members re-parented to us (we are a subreaper) die and are reaped
+	 * here; waitpid(-pgid) sees only this group. */
+	while (waitpid(-p->pid, NULL, 0) > 0 || errno == EINTR)
+		;
+done:
+	if (status)
+		*status = st;
+	return 0;
+}
+
+void
+geak_proc_kill(struct geak_proc *p, double grace_s)
+{
+	struct rusage ru;
+
+	if (p->pid > 0)
+		kill_and_reap(p, grace_s, NULL, &ru);
+	close_fds(p);
+	p->pid = 0;
+}
+
+int
+geak_proc_reap(struct geak_proc *p, int *status, struct rusage *ru)
+{
+	int st = 0;
+
+	while (wait4(p->pid, &st, 0, ru) < 0) {
+		if (errno != EINTR) {
+			st = 0;
+			break;
+		}
+	}
+	kill(-p->pid, SIGKILL);
+	while (waitpid(-p->pid, NULL, 0) > 0 || errno == EINTR)
+		;
+	if (status)
+		*status = st;
+	return 0;
+}
+
+/* ---- bounded capture ---- */
+
+struct tail {
+	char *buf;
+	size_t len, cap, cut;
+};
+
+static void
+tail_add(struct tail *t, const char *s, size_t n)
+{
+	if (n >= t->cap) {
+		t->cut += t->len + (n - t->cap);
+		memcpy(t->buf, s + (n - t->cap), t->cap);
+		t->len = t->cap;
+		return;
+	}
+	if (t->len + n > t->cap) {
+		size_t drop = t->len + n - t->cap;
+		memmove(t->buf, t->buf + drop, t->len - drop);
+		t->len -= drop;
+		t->cut += drop;
+	}
+	memcpy(t->buf + t->len, s, n);
+	t->len += n;
+}
+
+/* Read what is there; 0 at EOF (fd closed), 1 otherwise. */
+static int
+drain(int *fd, struct tail *t)
+{
+	char chunk[65536];
+	ssize_t n = read(*fd, chunk, sizeof chunk);
+
+	if (n > 0) {
+		tail_add(t, chunk, (size_t)n);
+		return 1;
+	}
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 1;
+	close(*fd);
+	*fd = -1;
+	return 0;
+}
+
+static int
+poll_ms(double deadline)
+{
+	double left;
+
+	if (deadline <= 0)
+		return 200;
+	left = deadline - geak_now();
+	if (left <= 0)
+		return 0;
+	return left > 0.2 ? 200 : (int)(left * 1000) + 1;
+}
+
+int
+geak_run(struct geak_run *r)
+{
+	struct geak_proc p;
+	struct tail to = {0}, te = {0};
+	double start = geak_now(), deadline = 0, drain_until = 0;
+	int status = 0, leader_done = 0;
+
+	to.cap = r->out_cap ? r->out_cap : 65536;
+	te.cap = r->err_cap ? r->err_cap : 65536;
+	if (geak_proc_start(&p, &r->spawn, r->errmsg, sizeof r->errmsg) < 0) {
+		r->started = 0;
+		return -1;
+	}
+	r->started = 1;
+	r->sandbox = p.sandbox;
+	to.buf = geak_xmalloc(to.cap + 1);
+	te.buf = geak_xmalloc(te.cap + 1);
+	if (r->timeout_s > 0)
+		deadline = start + r->timeout_s;
+	for (;;) {
+		struct pollfd fds[3];
+		int nfds = 0, ms;
+
+		if (p.out_fd >= 0)
+			fds[nfds++] = (struct pollfd){ p.out_fd, POLLIN, 0 };
+		if (p.err_fd >= 0)
+			fds[nfds++] = (struct pollfd){ p.err_fd, POLLIN, 0 };
+		if (!leader_done && p.pidfd >= 0)
+			fds[nfds++] = (struct pollfd){ p.pidfd, POLLIN, 0 };
+		if (leader_done && nfds == 0)
+			break;
+		ms = poll_ms(leader_done ? drain_until : deadline);
+		if (!leader_done && p.pidfd < 0 && ms > 20)
+			ms = 20; /* no pidfd: fall back to polling waitpid */
+		if (poll(fds, (nfds_t)nfds, ms) < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < nfds; i++) {
+			if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (fds[i].fd == p.out_fd)
+				drain(&p.out_fd, &to);
+			else if (fds[i].fd == p.err_fd)
+				drain(&p.err_fd, &te);
+		}
+		if (!leader_done) {
+			struct rusage ru;
+			int st;
+			if (wait4(p.pid, &st, WNOHANG, &ru) == p.pid) {
+				leader_done = 1;
+				status = st;
+				r->ru = ru;
+				/* The leader is gone: what is left of its group goes
+				 * too, and the pipes get one more second to drain
+				 * (a setsid() escapee could hold them open). */
+				kill(-p.pid, SIGKILL);
+				while (waitpid(-p.pid, NULL, WNOHANG) > 0)
+					;
+				drain_until = geak_now() + 1.0;
+				continue;
+			}
+			if (deadline > 0 && geak_now() >= deadline) {
+				r->timed_out = 1;
+				kill_and_reap(&p, r->grace_s > 0 ? r->grace_s : 2.0, &status, &r->ru);
+				leader_done = 1;
+				drain_until = geak_now() + 0.5;
+				continue;
+			}
+		} else if (geak_now() >= drain_until) {
+			break;
+		}
+	}
+	/* Reap the rest of the group (killed above) without hanging. */
+	kill(-p.pid, SIGKILL);
+	while (waitpid(-p.pid, NULL, 0) > 0 || errno == EINTR)
+		;
+	close_fds(&p);
+	r->wall_s = geak_now() - start;
+	if (WIFEXITED(status)) {
+		r->exited = 1;
+		r->code = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		r->signaled = 1;
+		r->sig = WTERMSIG(status);
+	}
+	to.buf[to.len] = te.buf[te.len] = '\0';
+	r->out = to.buf, r->out_len = to.len, r->out_cut = to.cut;
+	r->err = te.buf, r->err_len = te.len, r->err_cut = te.cut;
+	return 0;
+}
+
+void
+geak_run_free(struct geak_run *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}
+
+/* ---- environment ---- */
+
+int
+geak_env_is_secret(const char *name)
+{
+	static const char *marks[] = {
+		"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL",
+		"AUTH", "COOKIE", "PRIVATE", NULL,
+	};
+	char up[256];
+	size_t i;
+
+	for (i = 0; name[i] && name[i] != '=' && i < sizeof up - 1; i++)
+		up[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32 : name[i]);
+	up[i] = '\0';
+	for (const char **m = marks; *m; m++)
+		if (strstr(up, *m))
+			return 1;
+	return 0;
+}
+
+static int
+name_matches(const char *entry, const char *pat)
+{
+	size_t pl = strlen(pat);
+
+	if (pl && pat[pl - 1] == '*')
+		return strncmp(entry, pat, pl - 1) == 0;
+	return strncmp(entry, pat, pl) == 0 && entry[pl] == '=';
+}
+
+static int
+same_name(const char *a, const char *b)
+{
+	while (*a && *a != '=' && *a == *b)
+		a++, b++;
+	return (*a == '=' || !*a) && (*b == '=' || !*b);
+}
+
+char **
+geak_env_build(const char *const *allow, const char *const *set)
+{
+	size_t n = 0, cap = 16;
+	char **env = geak_xmalloc(cap * sizeof *env);
+
+	for (char **e = environ; *e; e++) {
+		int ok = 0;
+		for (const char *const *a = allow; a && *a && !ok; a++)
+			ok = name_matches(*e, *a);
+		for (const char *const *s = set; ok && s && *s; s++)
+			if (same_name(*e, *s))
+				ok = 0;
+		if (!ok || geak_env_is_secret(*e))
+			continue;
+		if (n + 2 > cap)
+			env = geak_xrealloc(env, (cap *= 2) * sizeof *env);
+		env[n++] = geak_xstrdup(*e);
+	}
+	for (const char *const *s = set; s && *s; s++) {
+		if (geak_env_is_secret(*s) || !strchr(*s, '='))
+			continue;
+		if (n + 2 > cap)
+			env = geak_xrealloc(env, (cap *= 2) * sizeof *env);
+		env[n++] = geak_xstrdup(*s);
+	}
+	env[n] = NULL;
+	return env;
+}
+
+void
+geak_env_free(char **env)
+{
+	if (!env)
+		return;
+	for (char **e = env; *e; e++)
+		free(*e);
+	free(env);
+}
+
+/* ---- private directories ---- */
+
+char *
+geak_mkworkdir(const char *parent, const char *prefix)
+{
+	const char *tmp = parent;
+	char *path;
+
+	if (!tmp || !*tmp)
+		tmp = getenv("TMPDIR");
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	path = geak_xasprintf("%s/%sXXXXXX", tmp, prefix ? prefix : "geak-");
+	if (!mkdtemp(path)) {
+		int saved = errno;
+		free(path);
+		errno = saved;
+		return NULL;
+	}
+	return path;
+}
+
+static int
+unlock_dir(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st, (void)ftw;
+	if (type == FTW_D || type == FTW_DNR)
+		chmod(path, 0700);
+	return 0;
+}
+
+static int
+remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st, (void)type, (void)ftw;
+	if (remove(path) < 0 && errno != ENOENT)
+		return -1;
+	return 0;
+}
+
+int
+geak_rmtree(const char *path)
+{
+	/* Untrusted code may have left directories unreadable: open them up
+	 * first, then delete depth-first, never following links. */
+	nftw(path, unlock_dir, 32, FTW_PHYS);
+	return nftw(path, remove_one, 32, FTW_PHYS | FTW_DEPTH);
+}

@@ -1,0 +1,358 @@
+/* util.c: messages, dying allocators, buffers, small file helpers. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "util.h"
+
+const char *geak_prog = "geak";
+
+void
+geak_setprog(const char *argv0)
+{
+	const char *slash;
+
+	if (!argv0 || !*argv0)
+		return;
+	slash = strrchr(argv0, '/');
+	geak_prog = slash ? slash + 1 : argv0;
+}
+
+void
+geak_vwarn(const char *fmt, va_list ap)
+{
+	int saved = errno;
+	size_t n = strlen(fmt);
+
+	fprintf(stderr, "%s: ", geak_prog);
+	vfprintf(stderr, fmt, ap);
+	if (n && fmt[n - 1] == ':')
+		fprintf(stderr, " %s", strerror(saved));
+	fputc('\n', stderr);
+	errno = saved;
+}
+
+void
+geak_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	geak_vwarn(fmt, ap);
+	va_end(ap);
+}
+
+noreturn void
+geak_die(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	geak_vwarn(fmt, ap);
+	va_end(ap);
+	exit(status);
+}
+
+void *
+geak_xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (!p)
+		geak_die(GEAK_EXIT_FATAL, "out of memory (%zu bytes)", size);
+	return p;
+}
+
+void *
+geak_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		geak_die(GEAK_EXIT_FATAL, "out of memory (%zu x %zu bytes)", n, size);
+	return p;
+}
+
+void *
+geak_xrealloc(void *old, size_t size)
+{
+	void *p = realloc(old, size ? size : 1);
+
+	if (!p)
+		geak_die(GEAK_EXIT_FATAL, "out of memory (%zu bytes)", size);
+	return p;
+}
+
+char *
+geak_xstrdup(const char *s)
+{
+	return geak_xstrndup(s, strlen(s));
+}
+
+char *
+geak_xstrndup(const char *s, size_t n)
+{
+	char *p = geak_xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *
+geak_xasprintf(const char *fmt, ...)
+{
+	struct geak_buf b = {0};
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		geak_die(GEAK_EXIT_FATAL, "format failed");
+	geak_buf_reserve(&b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b.data, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return b.data;
+}
+
+void
+geak_buf_reserve(struct geak_buf *b, size_t extra)
+{
+	size_t need;
+
+	if (extra > SIZE_MAX - b->len - 1)
+		geak_die(GEAK_EXIT_FATAL, "buffer size overflow");
+	need = b->len + extra + 1;
+	if (need <= b->cap)
+		return;
+	if (b->cap < 64)
+		b->cap = 64;
+	while (b->cap < need)
+		b->cap = b->cap > SIZE_MAX / 2 ? need : b->cap * 2;
+	b->data = geak_xrealloc(b->data, b->cap);
+}
+
+void
+geak_buf_append(struct geak_buf *b, const void *p, size_t n)
+{
+	geak_buf_reserve(b, n);
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void
+geak_buf_puts(struct geak_buf *b, const char *s)
+{
+	geak_buf_append(b, s, strlen(s));
+}
+
+void
+geak_buf_printf(struct geak_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		geak_die(GEAK_EXIT_FATAL, "format failed");
+	geak_buf_reserve(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void
+geak_buf_reset(struct geak_buf *b)
+{
+	b->len = 0;
+	if (b->data)
+		b->data[0] = '\0';
+}
+
+void
+geak_buf_free(struct geak_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+char *
+geak_buf_steal(struct geak_buf *b)
+{
+	char *p;
+
+	if (!b->data)
+		geak_buf_reserve(b, 0), b->data[0] = '\0';
+	p = b->data;
+	b->data = NULL;
+	b->len = b->cap = 0;
+	return p;
+}
+
+char *
+geak_read_file(const char *path, size_t *lenp)
+{
+	struct geak_buf b = {0};
+	char chunk[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	geak_buf_reserve(&b, 0);
+	b.data[0] = '\0';
+	while ((n = read(fd, chunk, sizeof chunk)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int saved = errno;
+			close(fd);
+			geak_buf_free(&b);
+			errno = saved;
+			return NULL;
+		}
+		geak_buf_append(&b, chunk, (size_t)n);
+	}
+	close(fd);
+	if (lenp)
+		*lenp = b.len;
+	return b.data;
+}
+
+int
+geak_write_all(int fd, const void *p, size_t n)
+{
+	const char *s = p;
+
+	while (n) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int
+geak_fshut(FILE *fp, const char *name)
+{
+	int bad = fflush(fp) != 0 || ferror(fp);
+
+	if (bad) {
+		geak_warn("%s: write failed:", name);
+		return -1;
+	}
+	return 0;
+}
+
+long
+geak_parse_long(const char *arg, const char *opt, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max)
+		geak_die(GEAK_EXIT_USAGE, "%s: '%s' is not a whole number from %ld to %ld",
+		    opt, arg, min, max);
+	return v;
+}
+
+double
+geak_parse_double(const char *arg, const char *opt, double min, double max)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v < min || v > max)
+		geak_die(GEAK_EXIT_USAGE, "%s: '%s' is not a number from %g to %g",
+		    opt, arg, min, max);
+	return v;
+}
+
+double
+geak_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int
+is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *
+geak_sharedir(void)
+{
+	static char *found;
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
+	const char *env;
+
+	if (found)
+		return found;
+	env = getenv("GEAK_SHAREDIR");
+	if (env && *env)
+		return found = geak_xstrdup(env);
+	/* A tool run from the build tree finds bin/../share. */
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/'))) {
+			*slash = '\0';
+			char *cand = geak_xasprintf("%s/../share/harness", exe);
+			int ok = is_dir(cand);
+			free(cand);
+			if (ok)
+				return found = geak_xasprintf("%s/../share", exe);
+		}
+	}
+	return found = geak_xstrdup(GEAK_SHAREDIR);
+}
+
+char *
+geak_share_path(const char *override_dir, const char *subdir, const char *name)
+{
+	if (override_dir && *override_dir) {
+		char *p = geak_xasprintf("%s/%s", override_dir, name);
+		if (access(p, R_OK) == 0)
+			return p;
+		free(p);
+	}
+	return geak_xasprintf("%s/%s/%s", geak_sharedir(), subdir, name);
+}
+
+void
+geak_print_version(void)
+{
+	printf("%s (geak) %s\n", geak_prog, GEAK_VERSION);
+}

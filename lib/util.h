@@ -1,0 +1,78 @@
+/* util.h: errors, allocation, buffers and files shared by every tool. */
+#ifndef GEAK_UTIL_H
+#define GEAK_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdnoreturn.h>
+
+/* Exit statuses common to every tool; each man page lists them. */
+enum {
+	GEAK_EXIT_OK = 0,      /* every record came out without an error */
+	GEAK_EXIT_RECORDS = 1, /* some records came out with an error object */
+	GEAK_EXIT_USAGE = 2,   /* bad command line */
+	GEAK_EXIT_FATAL = 3,   /* could not run or write output: records lost */
+};
+
+extern const char *geak_prog; /* name used as the prefix of every message */
+
+void geak_setprog(const char *argv0);
+/* Print "prog: message" on stderr.  A format ending in ':' appends
+ * strerror(errno), as sbase's eprintf does. */
+void geak_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+noreturn void geak_die(int status, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void geak_vwarn(const char *fmt, va_list ap);
+
+/* Allocators that end the tool on failure: the tools are short-lived
+ * filters, and a half-written record is worse than a clean exit. */
+void *geak_xmalloc(size_t size);
+void *geak_xcalloc(size_t n, size_t size);
+void *geak_xrealloc(void *p, size_t size);
+char *geak_xstrdup(const char *s);
+char *geak_xstrndup(const char *s, size_t n);
+char *geak_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A growable byte buffer, always NUL-terminated. */
+struct geak_buf {
+	char *data;
+	size_t len, cap;
+};
+void geak_buf_reserve(struct geak_buf *b, size_t extra);
+void geak_buf_append(struct geak_buf *b, const void *p, size_t n);
+void geak_buf_puts(struct geak_buf *b, const char *s);
+void geak_buf_printf(struct geak_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void geak_buf_reset(struct geak_buf *b);
+void geak_buf_free(struct geak_buf *b);
+char *geak_buf_steal(struct geak_buf *b);
+
+/* Read a whole file; NULL with errno set on failure.  *len may be NULL. */
+char *geak_read_file(const char *path, size_t *len);
+/* Write all of p to fd, retrying short writes; -1 with errno on failure. */
+int geak_write_all(int fd, const void *p, size_t n);
+/* Flush and check a stream; report "prog: name: why" once.  0 or -1. */
+int geak_fshut(FILE *fp, const char *name);
+
+/* Parse a number from an option argument; die with a usage error naming
+ * the option when it is not one. */
+long geak_parse_long(const char *arg, const char *opt, long min, long max);
+double geak_parse_double(const char *arg, const char *opt, double min, double max);
+
+/* Seconds since an arbitrary fixed point (CLOCK_MONOTONIC). */
+double geak_now(void);
+
+/* Where installed data lives: $GEAK_SHAREDIR, else the share/ folder next
+ * to the tool's bin/ folder (a build tree), else the compiled-in path. */
+const char *geak_sharedir(void);
+/* Path of a data file: override_dir/name when that is readable (the
+ * user's own copy), else geak_sharedir()/subdir/name.  Caller frees. */
+char *geak_share_path(const char *override_dir, const char *subdir, const char *name);
+
+void geak_print_version(void);
+
+/* Lowercase hex SHA-256 of data, into out[65]. */
+void geak_sha256_hex(const void *data, size_t len, char out[65]);
+
+#endif
