@@ -86,6 +86,7 @@ FUZZ_CC   = $(shell command -v clang 2>/dev/null || command -v clang-14 2>/dev/n
 FUZZ_TIME = 60
 tests/fuzz/fuzz-record: tests/fuzz/fuzz-record.c $(LIBSRC) $(LIBHDR)
 	$(FUZZ_CC) -g -O1 -std=c11 -D_GNU_SOURCE -Ilib $(JANSSON_CFLAGS) \
+		-DGEAK_VERSION='"$(VERSION)"' -DGEAK_SHAREDIR='"$(SHAREDIR)"' \
 		-fsanitize=fuzzer,address,undefined -o $@ tests/fuzz/fuzz-record.c \
 		lib/record.c lib/util.c $(JANSSON_LIBS)
 

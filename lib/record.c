@@ -129,43 +129,55 @@ fill(struct geak_input *in)
 	return n;
 }
 
+/* Length of the valid UTF-8 sequence (NUL excluded) at s, or 0. */
+static size_t
+utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t k;
+	unsigned long cp;
+
+	if (c < 0x80)
+		return c != 0;
+	if ((c & 0xe0) == 0xc0)
+		k = 1, cp = c & 0x1f;
+	else if ((c & 0xf0) == 0xe0)
+		k = 2, cp = c & 0x0f;
+	else if ((c & 0xf8) == 0xf0)
+		k = 3, cp = c & 0x07;
+	else
+		return 0;
+	if (k >= n)
+		return 0;
+	for (size_t j = 1; j <= k; j++) {
+		if ((s[j] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[j] & 0x3f);
+	}
+	if ((k == 1 && cp < 0x80) || (k == 2 && cp < 0x800) ||
+	    (k == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return k + 1;
+}
+
 static int
 valid_utf8(const unsigned char *s, size_t n)
 {
-	size_t i = 0;
-
-	while (i < n) {
-		unsigned char c = s[i];
-		size_t k;
-		unsigned long cp;
-		if (c < 0x80) {
-			if (c == 0)
-				return 0;
-			i++;
-			continue;
-		}
-		if ((c & 0xe0) == 0xc0)
-			k = 1, cp = c & 0x1f;
-		else if ((c & 0xf0) == 0xe0)
-			k = 2, cp = c & 0x0f;
-		else if ((c & 0xf8) == 0xf0)
-			k = 3, cp = c & 0x07;
-		else
+	for (size_t i = 0, k; i < n; i += k)
+		if (!(k = utf8_seq(s + i, n - i)))
 			return 0;
-		if (i + k >= n)
-			return 0;
-		for (size_t j = 1; j <= k; j++) {
-			if ((s[i + j] & 0xc0) != 0x80)
-				return 0;
-			cp = cp << 6 | (s[i + j] & 0x3f);
-		}
-		if ((k == 1 && cp < 0x80) || (k == 2 && cp < 0x800) ||
-		    (k == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
-		i += k + 1;
-	}
 	return 1;
+}
+
+void
+geak_utf8_scrub(char *s)
+{
+	size_t n = strlen(s);
+
+	for (size_t i = 0, k; i < n; i += k)
+		if (!(k = utf8_seq((unsigned char *)s + i, n - i)))
+			s[i] = '?', k = 1;
 }
 
 static char *
@@ -203,10 +215,17 @@ static json_t *
 bad_line_record(struct geak_input *in, const char *raw, size_t n,
     size_t total, const char *msg)
 {
-	json_t *rec = json_object();
-	json_t *err = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}",
+	json_t *rec = json_object(), *err;
+	char clean_msg[400], clean_name[256];
+
+	/* Parser messages quote the offending bytes, which need not be UTF-8. */
+	snprintf(clean_msg, sizeof clean_msg, "%s", msg);
+	snprintf(clean_name, sizeof clean_name, "%s", in->name);
+	geak_utf8_scrub(clean_msg);
+	geak_utf8_scrub(clean_name);
+	err = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}",
 	    "tool", geak_prog, "stage", "input", "kind", "bad_record",
-	    "message", msg, "file", in->name, "line", (json_int_t)in->line);
+	    "message", clean_msg, "file", clean_name, "line", (json_int_t)in->line);
 
 	if (!rec || !err)
 		geak_die(GEAK_EXIT_FATAL, "out of memory");
@@ -221,7 +240,7 @@ bad_line_record(struct geak_input *in, const char *raw, size_t n,
 		json_object_set_new(err, "raw_bytes", json_integer((json_int_t)total));
 	json_object_set_new(rec, "schema", json_integer(GEAK_SCHEMA));
 	json_object_set_new(rec, "error", err);
-	geak_warn("%s: %s", in->where, msg);
+	geak_warn("%s: %s", in->where, clean_msg);
 	return rec;
 }
 
@@ -551,6 +570,7 @@ geak_set_error(json_t *rec, const char *stage, const char *kind, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	geak_utf8_scrub(msg);
 	err = json_pack("{s:s, s:s, s:s, s:s}", "tool", geak_prog, "stage", stage,
 	    "kind", kind, "message", msg);
 	if (!err || json_object_set_new(rec, "error", err) < 0)

@@ -66,6 +66,11 @@ int geak_check_fields(json_t *rec, const struct geak_field *spec, char *msg, siz
  * and leave every other field as it was. */
 void geak_set_error(json_t *rec, const char *stage, const char *kind,
 	const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Replace each byte that is not part of valid UTF-8 with '?', in place,
+ * so that text from outside (stderr of a candidate, a parser message) can
+ * go into a JSON string. */
+void geak_utf8_scrub(char *s);
+
 /* 1 when rec carries an error object. */
 int geak_has_error(json_t *rec);
 

@@ -51,8 +51,10 @@ command -v "$py" >/dev/null 2>&1 || { echo "deps: no $py: install Python 3.10 or
 echo "deps: building $venv (torch CPU build, triton, numpy, pytest)"
 "$py" -m venv "$venv" || { echo "deps: cannot create $venv" >&2; exit 1; }
 "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null 2>&1
-"$venv/bin/python" -m pip install -q -r "$req" || {
-	echo "deps: pip install -r $req failed" >&2; exit 1; }
+# pip's notes about unused local package folders are noise here.
+{ "$venv/bin/python" -m pip install -q -r "$req" 2>&1 || echo "deps: pip-failed"; } |
+	grep -v '^WARNING: Location' | tee "$venv/.pip.log" | grep -q 'deps: pip-failed' && {
+	cat "$venv/.pip.log" >&2; echo "deps: pip install -r $req failed" >&2; exit 1; }
 "$venv/bin/python" -c 'import torch, triton, numpy, pytest' || exit 1
 touch "$venv/.req"
 "$venv/bin/python" -m pip freeze > "$venv/.freeze" 2>/dev/null

@@ -1,0 +1,77 @@
+#!/bin/sh
+# Record I/O through the library's filter loop (tests/helpers/passthru):
+# bad lines become error records, nothing is lost, unknown fields pass.
+. "$(dirname "$0")/lib.sh"
+plan 21
+
+lines() { wc -l < "$1" | tr -d ' '; }
+
+# Unknown fields, nesting, unicode and key order pass through intact.
+printf '%s\n' '{"id":"t/a","x":{"deep":[1,2.5,null,true]},"ü":"ünï","z":1}' > in.jsonl
+passthru in.jsonl > out.jsonl
+check_same "unknown fields intact" \
+	'{"id":"t/a","x":{"deep":[1,2.5,null,true]},"ü":"ünï","z":1,"schema":1}' \
+	"$(cat out.jsonl)"
+
+# Empty input: no output, success.
+: > empty.jsonl
+passthru empty.jsonl > out.jsonl
+check_same "empty input exits 0" 0 $?
+check_same "empty input gives no records" 0 "$(lines out.jsonl)"
+
+# A mix of good and bad lines: one output line per input line.
+{
+	echo '{"id":"t/1"}'
+	echo '{"id":"t/2", "trunc'
+	printf '\001\002\377garbage\200\n'
+	echo '{"id":42}'
+	echo '["not","an","object"]'
+	echo '{"id":"t/6"}'
+} > mixed.jsonl
+passthru mixed.jsonl > out.jsonl 2> err.txt
+status=$?
+check_same "bad records make exit status 1" 1 $status
+check_same "every input line comes out" 6 "$(lines out.jsonl)"
+check_same "good records unchanged" '{"id":"t/1","schema":1}' "$(sed -n 1p out.jsonl)"
+check_match "truncated JSON names file and line" \
+	'^passthru: mixed.jsonl:2: invalid JSON' "$(sed -n 1p err.txt)"
+check_match "garbage kept as base64" '"raw_base64":"AQL/Z2FyYmFnZYA="' "$(sed -n 3p out.jsonl)"
+check_match "wrong field type is named" \
+	"mixed.jsonl:4: field 'id': expected a string, got an integer" "$(cat err.txt)"
+check_match "wrong field type keeps the record" '^\{"id":42,"error":\{' "$(sed -n 4p out.jsonl)"
+check_same "order kept" '{"id":"t/6","schema":1}' "$(sed -n 6p out.jsonl)"
+check_same "every output line is JSON" 6 "$(jq -c . out.jsonl | wc -l | tr -d ' ')"
+
+# A 100 MB line: rejected with its length, the stream goes on, and
+# memory stays flat (the line is never held whole).
+{
+	echo '{"id":"before"}'
+	head -c 100000000 /dev/zero | tr '\0' 'a'
+	echo
+	echo '{"id":"after"}'
+} > huge.jsonl
+/usr/bin/time -f %M -o rss.txt passthru huge.jsonl > out.jsonl 2> err.txt
+check_same "100 MB line: three records out" 3 "$(lines out.jsonl)"
+check_match "100 MB line: size reported" '"raw_bytes":100000000' "$(sed -n 2p out.jsonl)"
+check_same "100 MB line: stream goes on" '{"id":"after","schema":1}' "$(sed -n 3p out.jsonl)"
+rss=$(tail -n 1 rss.txt)
+if [ -n "$GEAK_SANITIZE" ] || [ "$rss" -lt 80000 ]; then
+	ok "100 MB line: peak memory ${rss} KiB (limit 80000 KiB)"
+else
+	not_ok "100 MB line: peak memory ${rss} KiB (limit 80000 KiB)"
+fi
+
+# Several files are read in order, as one stream.
+passthru in.jsonl mixed.jsonl in.jsonl > out.jsonl 2>/dev/null
+check_same "several files, all lines" 8 "$(lines out.jsonl)"
+# A full disk or a closed pipe is a fatal error, reported once.
+passthru in.jsonl > /dev/full 2> err.txt
+check_same "write failure exits 3" 3 $?
+check_same "write failure reported once" "passthru: stdout: write failed: No space left on device" \
+	"$(cat err.txt)"
+
+# A missing input file is reported, and the others are still read.
+passthru in.jsonl nonexistent.jsonl in.jsonl > out.jsonl 2> err.txt
+check_same "missing file exits 3" 3 $?
+check_same "other files still read" 2 "$(lines out.jsonl)"
+done_testing

@@ -1,0 +1,2 @@
+#!/bin/sh
+unit=test-record . "$(dirname "$0")/unit.sh"

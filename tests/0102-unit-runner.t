@@ -1,0 +1,2 @@
+#!/bin/sh
+unit=test-runner . "$(dirname "$0")/unit.sh"

@@ -1,0 +1,93 @@
+# tests/lib.sh: TAP helpers for the shell tests, sourced by tests/*.t.
+# Each test script: `. "$(dirname "$0")/lib.sh"`, `plan N`, then checks.
+top=$(cd "$(dirname "$0")/.." && pwd)
+PATH="$top/bin:$top/tests/helpers:$PATH"
+export PATH
+GEAK_SHAREDIR="$top/share"
+export GEAK_SHAREDIR
+: "${GEAK_PYTHON:=$top/.venv/bin/python}"
+export GEAK_PYTHON
+# Nothing the tests run may see a real key, whatever the caller has set.
+unset OPENAI_API_KEY ANTHROPIC_API_KEY AZURE_OPENAI_API_KEY GEMINI_API_KEY LLM_API_KEY
+# Under SANITIZE=1 every leak or UB report fails the tool that made it.
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=98}
+export ASAN_OPTIONS UBSAN_OPTIONS
+
+tap_n=0
+tap_fail=0
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/geak-test.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+cd "$scratch" || exit 1
+
+plan() { echo "1..$1"; }
+
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+ok() {
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n - $*"
+}
+
+not_ok() {
+	tap_n=$((tap_n + 1))
+	tap_fail=$((tap_fail + 1))
+	echo "not ok $tap_n - $*"
+}
+
+skip() {
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n # SKIP $*"
+}
+
+# check NAME COMMAND...: passes when the command exits 0.
+check() {
+	msg=$1
+	shift
+	if "$@" >"$scratch/.out" 2>"$scratch/.err"; then
+		ok "$msg"
+	else
+		not_ok "$msg"
+		sed 's/^/# /' "$scratch/.err" | head -n 20
+	fi
+}
+
+# check_fail NAME COMMAND...: passes when the command exits non-zero.
+check_fail() {
+	msg=$1
+	shift
+	if "$@" >"$scratch/.out" 2>"$scratch/.err"; then
+		not_ok "$msg (exited 0)"
+	else
+		ok "$msg"
+	fi
+}
+
+# check_same NAME WANT GOT: compares two strings.
+check_same() {
+	if [ "$2" = "$3" ]; then
+		ok "$1"
+	else
+		not_ok "$1"
+		printf '# want: %s\n# got:  %s\n' "$2" "$3" | head -n 20
+	fi
+}
+
+# check_match NAME REGEX STRING
+check_match() {
+	if printf '%s\n' "$3" | grep -Eq -- "$2"; then
+		ok "$1"
+	else
+		not_ok "$1"
+		printf '# want match: %s\n# got: %s\n' "$2" "$3" | head -n 20
+	fi
+}
+
+have_python() {
+	[ -x "$GEAK_PYTHON" ] || command -v "$GEAK_PYTHON" >/dev/null 2>&1 || return 1
+	"$GEAK_PYTHON" -c 'import torch, triton' 2>/dev/null
+}
+
+done_testing() {
+	exit $((tap_fail > 0))
+}

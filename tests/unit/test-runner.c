@@ -1,0 +1,307 @@
+/* Unit tests of the process runner: timeouts that kill whole trees,
+ * orphans, floods, limits, environment scrubbing, work directories. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include "runner.h"
+#include "util.h"
+
+static char *env_argv[] = { "/usr/bin/env", NULL };
+
+static void
+sh(struct geak_run *r, const char *script, double timeout)
+{
+	static char *argv[4];
+
+	memset(r, 0, sizeof *r);
+	argv[0] = "/bin/sh";
+	argv[1] = "-c";
+	argv[2] = (char *)script;
+	argv[3] = NULL;
+	r->spawn.argv = argv;
+	r->spawn.keep_fd = -1;
+	r->timeout_s = timeout;
+	r->grace_s = 0.5;
+	assert_int_equal(geak_run(r), 0);
+}
+
+/* No process of the given group may remain, zombie or not. */
+static void
+assert_group_gone(pid_t pgid)
+{
+	assert_int_equal(kill(-pgid, 0), -1);
+	assert_int_equal(errno, ESRCH);
+}
+
+static pid_t
+pid_from(const char *out)
+{
+	return (pid_t)strtol(out, NULL, 10);
+}
+
+static void
+test_exit_status(void **state)
+{
+	struct geak_run r;
+
+	(void)state;
+	sh(&r, "echo hello; echo oops >&2; exit 7", 10);
+	assert_true(r.exited);
+	assert_int_equal(r.code, 7);
+	assert_false(r.timed_out);
+	assert_string_equal(r.out, "hello\n");
+	assert_string_equal(r.err, "oops\n");
+	geak_run_free(&r);
+}
+
+/* A tree whose members all ignore TERM dies by KILL at the timeout. */
+static void
+test_timeout_kills_tree_ignoring_term(void **state)
+{
+	struct geak_run r;
+	double t0 = geak_now();
+
+	(void)state;
+	sh(&r, "trap '' TERM; (trap '' TERM; sleep 60) & (trap '' TERM; sleep 60) & "
+	    "echo $$; sleep 60", 0.5);
+	assert_true(r.timed_out);
+	assert_true(r.signaled);
+	assert_int_equal(r.sig, SIGKILL);
+	assert_true(geak_now() - t0 < 5.0);
+	assert_group_gone(pid_from(r.out));
+	geak_run_free(&r);
+}
+
+/* A child that forks a grandchild and exits at once: the grandchild is
+ * killed and reaped, and the run does not wait for it. */
+static void
+test_orphan_grandchild_reaped(void **state)
+{
+	struct geak_run r;
+	double t0 = geak_now();
+	pid_t gc;
+
+	(void)state;
+	sh(&r, "sleep 60 & echo $!; exit 0", 30);
+	assert_true(r.exited);
+	assert_int_equal(r.code, 0);
+	assert_false(r.timed_out);
+	assert_true(geak_now() - t0 < 5.0);
+	gc = pid_from(r.out);
+	assert_true(gc > 0);
+	assert_int_equal(kill(gc, 0), -1); /* gone, and not a zombie of ours */
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+	geak_run_free(&r);
+}
+
+/* Output far beyond the cap: the tail is kept, the cut is counted, and
+ * memory stays at the cap. */
+static void
+test_output_flood(void **state)
+{
+	struct geak_run r;
+
+	(void)state;
+	memset(&r, 0, sizeof r);
+	sh(&r, "head -c 50000000 /dev/zero | tr '\\0' x; echo; echo END", 30);
+	assert_true(r.exited);
+	assert_int_equal(r.out_len, 65536);
+	assert_true(r.out_cut >= 50000000 - 65536);
+	assert_int_equal((long long)(r.out_len + r.out_cut), 50000000LL + 5);
+	assert_non_null(strstr(r.out, "x\nEND\n"));
+	geak_run_free(&r);
+}
+
+static void
+test_flood_then_timeout(void **state)
+{
+	struct geak_run r;
+
+	(void)state;
+	sh(&r, "yes flood", 0.5);
+	assert_true(r.timed_out);
+	assert_true(r.out_len <= 65536);
+	assert_true(r.out_cut > 0);
+	geak_run_free(&r);
+}
+
+static void
+test_env_scrubbed(void **state)
+{
+	struct geak_run r;
+	const char *const allow[] = { "PATH", "GEAKTEST_*", "MY_API_KEY", NULL };
+	const char *const set[] = { "HOME=/nonexistent", "TRITON_INTERPRET=1",
+		"OPENAI_API_KEY=sk-set-by-mistake", NULL };
+	char **env;
+
+	(void)state;
+	setenv("OPENAI_API_KEY", "sk-secret-1", 1);
+	setenv("MY_API_KEY", "sk-secret-2", 1);
+	setenv("GEAKTEST_TOKEN", "sk-secret-3", 1);
+	setenv("GEAKTEST_PLAIN", "visible", 1);
+	setenv("UNLISTED", "hidden", 1);
+	env = geak_env_build(allow, set);
+	memset(&r, 0, sizeof r);
+	r.spawn.argv = env_argv;
+	r.spawn.envp = env;
+	r.spawn.keep_fd = -1;
+	r.timeout_s = 10;
+	assert_int_equal(geak_run(&r), 0);
+	assert_null(strstr(r.out, "sk-secret"));
+	assert_null(strstr(r.out, "sk-set-by-mistake"));
+	assert_null(strstr(r.out, "UNLISTED"));
+	assert_non_null(strstr(r.out, "GEAKTEST_PLAIN=visible\n"));
+	assert_non_null(strstr(r.out, "HOME=/nonexistent\n"));
+	assert_non_null(strstr(r.out, "TRITON_INTERPRET=1\n"));
+	assert_non_null(strstr(r.out, "PATH="));
+	geak_run_free(&r);
+	geak_env_free(env);
+	assert_true(geak_env_is_secret("ANTHROPIC_API_KEY"));
+	assert_true(geak_env_is_secret("hf_token"));
+	assert_false(geak_env_is_secret("PATH"));
+}
+
+static void
+test_limits(void **state)
+{
+	struct geak_run r;
+	char *argv[] = { "/bin/sh", "-c",
+		"head -c 100000 /dev/zero > big; echo rc=$?; wc -c < big; ulimit -n", NULL };
+	char *dir = geak_mkworkdir(NULL, "geak-unit-");
+
+	(void)state;
+	assert_non_null(dir);
+	memset(&r, 0, sizeof r);
+	r.spawn.argv = argv;
+	r.spawn.keep_fd = -1;
+	r.spawn.cwd = dir;
+	r.spawn.lim.fsize = 4096;
+	r.spawn.lim.nofile = 64;
+	r.timeout_s = 10;
+	assert_int_equal(geak_run(&r), 0);
+	assert_non_null(strstr(r.out, "4096\n64\n"));
+	geak_run_free(&r);
+	assert_int_equal(geak_rmtree(dir), 0);
+	assert_int_equal(access(dir, F_OK), -1);
+	free(dir);
+}
+
+static void
+test_cpu_limit(void **state)
+{
+	struct geak_run r;
+	char *argv[] = { "/bin/sh", "-c", "while :; do :; done", NULL };
+
+	(void)state;
+	memset(&r, 0, sizeof r);
+	r.spawn.argv = argv;
+	r.spawn.keep_fd = -1;
+	r.spawn.lim.cpu_s = 1;
+	r.timeout_s = 20;
+	assert_int_equal(geak_run(&r), 0);
+	assert_false(r.timed_out);
+	assert_true(r.signaled);
+	assert_true(r.sig == SIGXCPU || r.sig == SIGKILL);
+	geak_run_free(&r);
+}
+
+static void
+test_exec_failure(void **state)
+{
+	struct geak_run r;
+	char *argv[] = { "/nonexistent/program", NULL };
+
+	(void)state;
+	memset(&r, 0, sizeof r);
+	r.spawn.argv = argv;
+	r.spawn.keep_fd = -1;
+	assert_int_equal(geak_run(&r), -1);
+	assert_false(r.started);
+	assert_non_null(strstr(r.errmsg, "/nonexistent/program"));
+	assert_non_null(strstr(r.errmsg, "No such file"));
+}
+
+/* The write sandbox: writes inside the work directory succeed, writes
+ * elsewhere fail.  Skipped where the kernel has no Landlock. */
+static void
+test_write_sandbox(void **state)
+{
+	struct geak_run r;
+	char *dir = geak_mkworkdir(NULL, "geak-unit-");
+	char *outside = geak_mkworkdir(NULL, "geak-unit-out-");
+	char *script = geak_xasprintf("echo in > inside && echo yes; "
+	    "echo out > %s/escaped 2>/dev/null && echo escaped || echo blocked", outside);
+	char *argv[] = { "/bin/sh", "-c", script, NULL };
+	const char *const dirs[] = { dir, "/dev", NULL };
+
+	(void)state;
+	memset(&r, 0, sizeof r);
+	r.spawn.argv = argv;
+	r.spawn.keep_fd = -1;
+	r.spawn.cwd = dir;
+	r.spawn.sandbox = GEAK_SB_FSWRITE | GEAK_SB_NONET;
+	r.spawn.write_dirs = dirs;
+	r.timeout_s = 10;
+	assert_int_equal(geak_run(&r), 0);
+	if (!(r.sandbox & GEAK_SB_FSWRITE)) {
+		geak_run_free(&r);
+		skip();
+	}
+	assert_string_equal(r.out, "yes\nblocked\n");
+	geak_run_free(&r);
+	geak_rmtree(dir);
+	geak_rmtree(outside);
+	free(dir), free(outside), free(script);
+}
+
+static void
+test_no_network(void **state)
+{
+	struct geak_run r;
+	char *argv[] = { "/bin/sh", "-c", "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '", NULL };
+
+	(void)state;
+	memset(&r, 0, sizeof r);
+	r.spawn.argv = argv;
+	r.spawn.keep_fd = -1;
+	r.spawn.sandbox = GEAK_SB_NONET;
+	r.timeout_s = 10;
+	assert_int_equal(geak_run(&r), 0);
+	if (!(r.sandbox & GEAK_SB_NONET)) {
+		geak_run_free(&r);
+		skip();
+	}
+	/* A fresh network namespace holds only the loopback device. */
+	assert_string_equal(r.out, "lo\n");
+	geak_run_free(&r);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exit_status),
+		cmocka_unit_test(test_timeout_kills_tree_ignoring_term),
+		cmocka_unit_test(test_orphan_grandchild_reaped),
+		cmocka_unit_test(test_output_flood),
+		cmocka_unit_test(test_flood_then_timeout),
+		cmocka_unit_test(test_env_scrubbed),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_cpu_limit),
+		cmocka_unit_test(test_exec_failure),
+		cmocka_unit_test(test_write_sandbox),
+		cmocka_unit_test(test_no_network),
+	};
+	return cmocka_run_group_tests_name("runner", tests, NULL, NULL);
+}
