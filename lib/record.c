@@ -5,6 +5,7 @@
  * memory, so a 100 MB line costs no more memory than a short one. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ struct geak_input {
 	char *buf;             /* read buffer */
 	size_t start, end, cap;
 	long line;             /* number of the line last returned */
+	size_t raw_off, raw_len; /* that line in buf, until the next read */
 	size_t max;
 	int eof;
 	char where[512];
@@ -72,6 +74,13 @@ const char *
 geak_input_where(const struct geak_input *in)
 {
 	return in->where;
+}
+
+const char *
+geak_input_raw(const struct geak_input *in, size_t *len)
+{
+	*len = in->raw_len;
+	return in->buf + in->raw_off;
 }
 
 /* Open the next input file; 0 when there is none left, -1 on error. */
@@ -380,6 +389,10 @@ geak_input_next(struct geak_input *in, json_t **rec)
 		snprintf(in->where, sizeof in->where, "%s:%ld", in->name, in->line);
 		if (blank(line, n))
 			continue;
+		in->raw_off = (size_t)(line - in->buf);
+		in->raw_len = n;
+		if (n && line[n - 1] == '\r')
+			in->raw_len--; /* a CRLF file passes through as LF */
 		if (n > in->max) {
 			char msg[200];
 			snprintf(msg, sizeof msg, "line is %zu bytes, over the limit of %zu (GEAK_MAX_RECORD)",
@@ -391,6 +404,128 @@ geak_input_next(struct geak_input *in, json_t **rec)
 	}
 }
 
+/* The serializer.  jansson's own prints reals with 17 digits (0.1 comes
+ * out as 0.10000000000000001); this one prints the shortest form that
+ * reads back as the same double, and keeps UTF-8 as it is. */
+static void dump(struct geak_buf *b, json_t *v);
+
+static void
+dump_string(struct geak_buf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t run = 0;
+
+	geak_buf_reserve(b, n + 2);
+	b->data[b->len++] = '"';
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char esc[7];
+		size_t elen = 2;
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		geak_buf_append(b, s + run, i - run);
+		run = i + 1;
+		esc[0] = '\\';
+		switch (c) {
+		case '"': esc[1] = '"'; break;
+		case '\\': esc[1] = '\\'; break;
+		case '\n': esc[1] = 'n'; break;
+		case '\t': esc[1] = 't'; break;
+		case '\r': esc[1] = 'r'; break;
+		case '\b': esc[1] = 'b'; break;
+		case '\f': esc[1] = 'f'; break;
+		default:
+			memcpy(esc + 1, "u00", 3);
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			elen = 6;
+		}
+		geak_buf_append(b, esc, elen);
+	}
+	geak_buf_append(b, s + run, n - run);
+	geak_buf_append(b, "\"", 1);
+}
+
+static void
+dump_real(struct geak_buf *b, double d)
+{
+	char tmp[40];
+
+	if (!isfinite(d)) { /* not JSON; jansson never makes these */
+		geak_buf_puts(b, "null");
+		return;
+	}
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(tmp, sizeof tmp, "%.*g", prec, d);
+		if (strtod(tmp, NULL) == d)
+			break;
+	}
+	geak_buf_puts(b, tmp);
+	/* Keep it a real when read back: 3.0 stays 3.0, not 3. */
+	if (!strpbrk(tmp, ".eEn"))
+		geak_buf_puts(b, ".0");
+}
+
+static void
+dump(struct geak_buf *b, json_t *v)
+{
+	const char *key;
+	json_t *item;
+	size_t i;
+	int first = 1;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		geak_buf_append(b, "{", 1);
+		json_object_foreach(v, key, item) {
+			if (!first)
+				geak_buf_append(b, ",", 1);
+			first = 0;
+			dump_string(b, key, strlen(key));
+			geak_buf_append(b, ":", 1);
+			dump(b, item);
+		}
+		geak_buf_append(b, "}", 1);
+		break;
+	case JSON_ARRAY:
+		geak_buf_append(b, "[", 1);
+		json_array_foreach(v, i, item) {
+			if (i)
+				geak_buf_append(b, ",", 1);
+			dump(b, item);
+		}
+		geak_buf_append(b, "]", 1);
+		break;
+	case JSON_STRING:
+		dump_string(b, json_string_value(v), json_string_length(v));
+		break;
+	case JSON_INTEGER:
+		geak_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		break;
+	case JSON_REAL:
+		dump_real(b, json_real_value(v));
+		break;
+	case JSON_TRUE:
+		geak_buf_puts(b, "true");
+		break;
+	case JSON_FALSE:
+		geak_buf_puts(b, "false");
+		break;
+	case JSON_NULL:
+		geak_buf_puts(b, "null");
+		break;
+	}
+}
+
+char *
+geak_json_compact(json_t *v)
+{
+	struct geak_buf b = {0};
+
+	dump(&b, v);
+	return geak_buf_steal(&b);
+}
+
 void
 geak_output_init(struct geak_output *out, FILE *fp, const char *name)
 {
@@ -400,32 +535,29 @@ geak_output_init(struct geak_output *out, FILE *fp, const char *name)
 }
 
 int
-geak_output_write(struct geak_output *out, json_t *rec)
+geak_output_write_line(struct geak_output *out, const char *line, size_t len)
 {
-	size_t need;
-
 	if (out->failed)
 		return -1;
-	if (!json_object_get(rec, "schema"))
-		json_object_set_new(rec, "schema", json_integer(GEAK_SCHEMA));
-	for (;;) {
-		need = json_dumpb(rec, out->buf.data, out->buf.cap ? out->buf.cap - 1 : 0,
-		    JSON_COMPACT);
-		if (need == 0) {
-			geak_warn("%s: cannot encode a record as JSON", out->name);
-			return -1;
-		}
-		if (out->buf.cap && need < out->buf.cap - 1)
-			break;
-		geak_buf_reserve(&out->buf, need + 1);
-	}
-	out->buf.data[need] = '\n';
-	if (fwrite(out->buf.data, 1, need + 1, out->fp) != need + 1 || fflush(out->fp) != 0) {
+	if (fwrite(line, 1, len, out->fp) != len || putc('\n', out->fp) == EOF ||
+	    fflush(out->fp) != 0) {
 		geak_warn("%s: write failed:", out->name);
 		out->failed = 1;
 		return -1;
 	}
 	return 0;
+}
+
+int
+geak_output_write(struct geak_output *out, json_t *rec)
+{
+	if (out->failed)
+		return -1;
+	if (!json_object_get(rec, "schema"))
+		json_object_set_new(rec, "schema", json_integer(GEAK_SCHEMA));
+	geak_buf_reset(&out->buf);
+	dump(&out->buf, rec);
+	return geak_output_write_line(out, out->buf.data, out->buf.len);
 }
 
 int
@@ -597,11 +729,22 @@ geak_filter(char *const *paths, int npaths, geak_filter_fn *fn, void *ctx)
 			status = GEAK_EXIT_FATAL;
 			continue;
 		}
+		int verdict = GEAK_PASS;
 		if (r == GEAK_READ_BAD)
+			verdict = GEAK_FAILED;
+		else if (!geak_has_error(rec))
+			verdict = fn(rec, geak_input_where(in), ctx);
+		if (verdict == GEAK_FAILED)
 			status = status ? status : GEAK_EXIT_RECORDS;
-		else if (!geak_has_error(rec) && fn(rec, geak_input_where(in), ctx) != 0)
-			status = status ? status : GEAK_EXIT_RECORDS;
-		if (geak_output_write(&out, rec) < 0) {
+		if (verdict == GEAK_PASS && r == GEAK_READ_OK) {
+			size_t len;
+			const char *raw = geak_input_raw(in, &len);
+			if (geak_output_write_line(&out, raw, len) < 0) {
+				json_decref(rec);
+				status = GEAK_EXIT_FATAL;
+				break;
+			}
+		} else if (geak_output_write(&out, rec) < 0) {
 			json_decref(rec);
 			status = GEAK_EXIT_FATAL;
 			break;

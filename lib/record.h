@@ -29,6 +29,9 @@ enum {
 int geak_input_next(struct geak_input *in, json_t **rec);
 /* "file:line" of the line last returned, for messages. */
 const char *geak_input_where(const struct geak_input *in);
+/* The raw bytes of the line last returned (no newline); valid until the
+ * next geak_input_next. */
+const char *geak_input_raw(const struct geak_input *in, size_t *len);
 
 /* Output: one compact line per record, written in one piece and flushed,
  * so that records from parallel writers never interleave mid-line. */
@@ -40,6 +43,8 @@ struct geak_output {
 };
 void geak_output_init(struct geak_output *out, FILE *fp, const char *name);
 int geak_output_write(struct geak_output *out, json_t *rec);
+/* Write a line that is already a compact JSON object (no newline in it). */
+int geak_output_write_line(struct geak_output *out, const char *line, size_t len);
 int geak_output_close(struct geak_output *out);
 
 /* Fields: dotted paths ("task.id") into nested objects. */
@@ -74,11 +79,16 @@ void geak_utf8_scrub(char *s);
 /* 1 when rec carries an error object. */
 int geak_has_error(json_t *rec);
 
+/* Compact JSON text of any value, as records are written.  Caller frees. */
+char *geak_json_compact(json_t *v);
+
 /* The common filter loop: read every record, call fn on the good ones,
- * write each record out, bad lines as error records.  fn returns 0 when
- * the record is fine and 1 when it attached an error.  A record that
- * arrived with an error passes through untouched: fn does not see it.
- * Returns the tool's exit status. */
+ * write each record out, bad lines as error records.  fn returns
+ * GEAK_DONE when it changed the record, GEAK_PASS when it left it alone
+ * (the input line is then copied byte for byte), GEAK_FAILED when it
+ * attached an error.  A record that arrived with an error passes through
+ * untouched: fn does not see it.  Returns the tool's exit status. */
+enum { GEAK_DONE = 0, GEAK_FAILED = 1, GEAK_PASS = 2 };
 typedef int geak_filter_fn(json_t *rec, const char *where, void *ctx);
 int geak_filter(char *const *paths, int npaths, geak_filter_fn *fn, void *ctx);
 

@@ -20,9 +20,9 @@ touch(json_t *rec, const char *where, void *ctx)
 	if (geak_check_fields(rec, spec, msg, sizeof msg) < 0) {
 		geak_warn("%s: %s", where, msg);
 		geak_set_error(rec, "input", "bad_field", "%s", msg);
-		return 1;
+		return GEAK_FAILED;
 	}
-	return 0;
+	return getenv("PASSTHRU_REWRITE") ? GEAK_DONE : GEAK_PASS;
 }
 
 int

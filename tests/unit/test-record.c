@@ -184,6 +184,20 @@ test_writer_one_line(void **state)
 }
 
 static void
+test_compact_reals(void **state)
+{
+	json_t *v = json_pack("[f,f,f,f,f,I,s]", 0.1, 1.2345, 3.0, 1e300, -2.5e-7,
+	    (json_int_t)-42, "tab\there \"q\" \x01");
+	char *s = geak_json_compact(v);
+
+	(void)state;
+	assert_string_equal(s, "[0.1,1.2345,3.0,1e+300,-2.5e-07,-42,"
+	    "\"tab\\there \\\"q\\\" \\u0001\"]");
+	free(s);
+	json_decref(v);
+}
+
+static void
 test_sha256(void **state)
 {
 	char hex[65];
@@ -206,6 +220,7 @@ main(void)
 		cmocka_unit_test(test_line_limit),
 		cmocka_unit_test(test_fields),
 		cmocka_unit_test(test_writer_one_line),
+		cmocka_unit_test(test_compact_reals),
 		cmocka_unit_test(test_sha256),
 	};
 	return cmocka_run_group_tests_name("record", tests, NULL, NULL);
