@@ -1,0 +1,2 @@
+#!/bin/sh
+unit=test-bm25 . "$(dirname "$0")/unit.sh"
