@@ -1,0 +1,444 @@
+/* llm.c: the client's configuration (flags, environment, defaults), its
+ * lifetime, and the accounting it leaves in records. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "llmint.h"
+#include "record.h"
+
+#define DEFAULT_OPENAI_URL "https://api.openai.com/v1"
+#define DEFAULT_ANTHROPIC_URL "https://api.anthropic.com"
+#define DEFAULT_OPENAI_MODEL "gpt-4.1"
+#define DEFAULT_AZURE_API_VERSION "2024-10-21"
+
+static const char *const provider_names[] = {"openai", "anthropic", "azure"};
+
+void
+geak_llm_config_init(struct geak_llm_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->temperature = -1;
+	cfg->max_tokens = -1;
+	cfg->jobs = 4;
+	cfg->max_tokens_total = -1;
+	cfg->max_cost = -1;
+	cfg->max_attempts = 6;
+	cfg->max_wait = 300;
+	cfg->connect_timeout = 20;
+	cfg->stall_timeout = 120;
+	cfg->stream = 1;
+}
+
+int
+geak_llm_option(struct geak_llm_config *cfg, int opt, const char *arg)
+{
+	switch (opt) {
+	case GEAK_LLM_OPT_PROVIDER: cfg->provider = arg; break;
+	case GEAK_LLM_OPT_MODEL: cfg->model = arg; break;
+	case GEAK_LLM_OPT_BASE_URL: cfg->base_url = arg; break;
+	case GEAK_LLM_OPT_API_KEY_ENV: cfg->api_key_env = arg; break;
+	case GEAK_LLM_OPT_API_VERSION: cfg->api_version = arg; break;
+	case GEAK_LLM_OPT_REASONING: cfg->reasoning_effort = arg; break;
+	case GEAK_LLM_OPT_TEMPERATURE:
+		cfg->temperature = geak_parse_double(arg, "--temperature", 0, 2);
+		break;
+	case GEAK_LLM_OPT_MAX_TOKENS:
+		cfg->max_tokens = geak_parse_long(arg, "--max-tokens", 1, 10000000);
+		break;
+	case 'j':
+		cfg->jobs = (int)geak_parse_long(arg, "-j", 1, 1024);
+		break;
+	case GEAK_LLM_OPT_RECORD: cfg->record_path = arg; break;
+	case GEAK_LLM_OPT_REPLAY: cfg->replay_path = arg; break;
+	case GEAK_LLM_OPT_MAX_TOKENS_TOTAL:
+		cfg->max_tokens_total = geak_parse_long(arg, "--max-tokens-total", 0, LONG_MAX);
+		break;
+	case GEAK_LLM_OPT_MAX_COST:
+		cfg->max_cost = geak_parse_double(arg, "--max-cost", 0, 1e12);
+		break;
+	case GEAK_LLM_OPT_PRICES: cfg->prices_path = arg; break;
+	case GEAK_LLM_OPT_MAX_ATTEMPTS:
+		cfg->max_attempts = (int)geak_parse_long(arg, "--max-attempts", 1, 100);
+		break;
+	case GEAK_LLM_OPT_MAX_WAIT:
+		cfg->max_wait = geak_parse_double(arg, "--max-wait", 0, 86400);
+		break;
+	case GEAK_LLM_OPT_CONNECT_TIMEOUT:
+		cfg->connect_timeout = geak_parse_double(arg, "--connect-timeout", 0.001, 3600);
+		break;
+	case GEAK_LLM_OPT_STALL_TIMEOUT:
+		cfg->stall_timeout = geak_parse_double(arg, "--stall-timeout", 1, 86400);
+		break;
+	case GEAK_LLM_OPT_NO_STREAM: cfg->stream = 0; break;
+	case GEAK_LLM_OPT_CHECK: cfg->check = 1; break;
+	default:
+		return 0;
+	}
+	return 1;
+}
+
+void
+geak_llm_usage(FILE *fp)
+{
+	fputs("      --provider NAME     openai (default; any OpenAI-compatible server),\n"
+	    "                          anthropic or azure; $GEAK_PROVIDER\n"
+	    "      --model NAME        model (Azure: deployment); $GEAK_MODEL\n"
+	    "      --base-url URL      endpoint base; $GEAK_BASE_URL, then the provider's\n"
+	    "      --api-key-env NAME  read the key from variable NAME\n"
+	    "      --api-version V     Azure API version\n"
+	    "      --temperature T     sampling temperature, 0 to 2\n"
+	    "      --max-tokens N      longest reply, in tokens\n"
+	    "      --reasoning-effort E  low, medium or high, where the model has it\n"
+	    "  -j, --jobs N            requests in flight at once (default 4)\n"
+	    "      --record FILE       append every exchange to FILE (JSON Lines)\n"
+	    "      --replay FILE       answer from FILE, no network; a miss is an error\n"
+	    "      --max-tokens-total N  stop sending after N tokens in all\n"
+	    "      --max-cost C        stop sending after cost C (see --prices)\n"
+	    "      --prices FILE       price table (default share/prices.tsv)\n"
+	    "      --max-attempts N    attempts per request (default 6)\n"
+	    "      --max-wait S        seconds of back-off per request (default 300)\n"
+	    "      --connect-timeout S seconds to connect (default 20)\n"
+	    "      --stall-timeout S   seconds without a byte before giving up (default 120)\n"
+	    "      --no-stream         ask for whole replies, not a stream\n"
+	    "      --check             send one tiny request and report what works\n", fp);
+}
+
+json_t *
+geak_llm_messages(const char *system, const char *user)
+{
+	json_t *m = json_array();
+
+	if (system && json_array_append_new(m, json_pack("{s:s, s:s}", "role", "system",
+	    "content", system)) < 0)
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+	if (json_array_append_new(m, json_pack("{s:s, s:s}", "role", "user",
+	    "content", user ? user : "")) < 0)
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+	return m;
+}
+
+/* The first variable of a list that is set and not empty. */
+static const char *
+first_env(const char *const *names, const char **which)
+{
+	for (; *names; names++) {
+		const char *v = getenv(*names);
+		if (v && *v) {
+			if (which)
+				*which = *names;
+			return v;
+		}
+	}
+	return NULL;
+}
+
+static int
+resolve_provider(struct geak_llm *llm, const struct geak_llm_config *cfg)
+{
+	const char *name = cfg->provider;
+	size_t i;
+
+	if (!name || !*name)
+		name = getenv("GEAK_PROVIDER");
+	if (!name || !*name)
+		name = "openai";
+	for (i = 0; i < sizeof provider_names / sizeof *provider_names; i++)
+		if (!strcasecmp(name, provider_names[i])) {
+			llm->provider = (enum geak_llm_provider)i;
+			return 0;
+		}
+	geak_warn("unknown provider '%s' (want openai, anthropic or azure)", name);
+	return -1;
+}
+
+static char *
+strip_slash(const char *url)
+{
+	char *s = geak_xstrdup(url);
+	size_t n = strlen(s);
+
+	while (n && s[n - 1] == '/')
+		s[--n] = '\0';
+	return s;
+}
+
+static int
+resolve_endpoint(struct geak_llm *llm, const struct geak_llm_config *cfg)
+{
+	static const char *const openai_env[] = {"OPENAI_BASE_URL", "OPENAI_API_BASE", NULL};
+	static const char *const anthropic_env[] = {"ANTHROPIC_BASE_URL", NULL};
+	static const char *const azure_env[] = {"AZURE_OPENAI_ENDPOINT", NULL};
+	const char *const *env = llm->provider == GEAK_LLM_ANTHROPIC ? anthropic_env :
+	    llm->provider == GEAK_LLM_AZURE ? azure_env : openai_env;
+	const char *url = cfg->base_url && *cfg->base_url ? cfg->base_url : NULL;
+	const char *v;
+
+	if (!url && (v = getenv("GEAK_BASE_URL")) && *v)
+		url = v;
+	if (!url)
+		url = first_env(env, NULL);
+	if (!url && llm->provider == GEAK_LLM_AZURE && cfg->replay_path)
+		url = "https://azure.invalid"; /* never contacted */
+	if (!url && llm->provider == GEAK_LLM_AZURE) {
+		geak_warn("azure needs an endpoint: --base-url or $AZURE_OPENAI_ENDPOINT");
+		return -1;
+	}
+	if (!url)
+		url = llm->provider == GEAK_LLM_ANTHROPIC ? DEFAULT_ANTHROPIC_URL :
+		    DEFAULT_OPENAI_URL;
+	llm->base_url = strip_slash(url);
+	switch (llm->provider) {
+	case GEAK_LLM_ANTHROPIC:
+		/* The SDKs' base URL is the host; accept one ending in /v1 too. */
+		llm->endpoint = geak_xasprintf("%s%s/messages", llm->base_url,
+		    strlen(llm->base_url) >= 3 &&
+		    !strcmp(llm->base_url + strlen(llm->base_url) - 3, "/v1") ? "" : "/v1");
+		break;
+	case GEAK_LLM_AZURE:
+		llm->endpoint = geak_xasprintf("%s/openai/deployments/%s/chat/completions"
+		    "?api-version=%s", llm->base_url, llm->model, llm->api_version);
+		break;
+	default:
+		llm->endpoint = geak_xasprintf("%s/chat/completions", llm->base_url);
+	}
+	/* OpenAI's own API and Azure want max_completion_tokens (reasoning
+	 * models refuse max_tokens); other servers know max_tokens. */
+	llm->use_completion_tokens = llm->provider == GEAK_LLM_AZURE ||
+	    strstr(llm->base_url, "://api.openai.com") != NULL;
+	return 0;
+}
+
+static int
+resolve_key(struct geak_llm *llm, const struct geak_llm_config *cfg)
+{
+	static const char *const openai_env[] = {"GEAK_API_KEY", "OPENAI_API_KEY",
+	    "LLM_API_KEY", NULL};
+	static const char *const anthropic_env[] = {"GEAK_API_KEY", "ANTHROPIC_API_KEY",
+	    "LLM_API_KEY", NULL};
+	static const char *const azure_env[] = {"GEAK_API_KEY", "AZURE_OPENAI_API_KEY",
+	    "LLM_API_KEY", NULL};
+	const char *const *env = llm->provider == GEAK_LLM_ANTHROPIC ? anthropic_env :
+	    llm->provider == GEAK_LLM_AZURE ? azure_env : openai_env;
+	const char *which = NULL, *key;
+
+	if (cfg->api_key_env) {
+		key = getenv(cfg->api_key_env);
+		if (!key || !*key) {
+			geak_warn("--api-key-env %s: the variable is not set", cfg->api_key_env);
+			return -1;
+		}
+		which = cfg->api_key_env;
+	} else {
+		key = first_env(env, &which);
+	}
+	if (key) {
+		llm->api_key = geak_xstrdup(key);
+		llm->key_source = geak_xstrdup(which);
+	}
+	return 0;
+}
+
+static int
+resolve_model(struct geak_llm *llm, const struct geak_llm_config *cfg)
+{
+	const char *model = cfg->model && *cfg->model ? cfg->model : getenv("GEAK_MODEL");
+
+	if ((!model || !*model) && llm->provider == GEAK_LLM_OPENAI)
+		model = DEFAULT_OPENAI_MODEL;
+	if (!model || !*model) {
+		geak_warn("no model: give --model or set GEAK_MODEL");
+		return -1;
+	}
+	llm->model = geak_xstrdup(model);
+	return 0;
+}
+
+static int
+resolve_options(struct geak_llm *llm, const struct geak_llm_config *cfg)
+{
+	const char *v;
+
+	v = cfg->api_version ? cfg->api_version : getenv("OPENAI_API_VERSION");
+	llm->api_version = geak_xstrdup(v && *v ? v : DEFAULT_AZURE_API_VERSION);
+	if (cfg->reasoning_effort && *cfg->reasoning_effort)
+		llm->reasoning_effort = geak_xstrdup(cfg->reasoning_effort);
+	llm->temperature = cfg->temperature;
+	llm->max_tokens = cfg->max_tokens;
+	return 0;
+}
+
+static int
+load_prices(struct geak_llm *llm, const struct geak_llm_config *cfg)
+{
+	char *path;
+	int rc;
+
+	if (cfg->max_cost < 0 && !cfg->prices_path)
+		return 0;
+	path = cfg->prices_path ? geak_xstrdup(cfg->prices_path) :
+	    geak_share_path(NULL, ".", "prices.tsv");
+	rc = geak_llm_price_load(path, geak_llm_provider_name(llm), llm->model, &llm->price);
+	if (rc == 0 && cfg->max_cost >= 0 && !llm->price.known) {
+		geak_warn("--max-cost: %s has no price for %s model %s", path,
+		    geak_llm_provider_name(llm), llm->model);
+		rc = -1;
+	}
+	free(path);
+	return rc;
+}
+
+static void
+describe(const struct geak_llm *llm)
+{
+	geak_warn("llm: %s model %s at %s", geak_llm_provider_name(llm), llm->model,
+	    llm->cfg.replay_path ? "(replay: no network)" : llm->endpoint);
+	if (!llm->cfg.replay_path)
+		geak_warn("llm: key %s%s", llm->key_source ? "from $" : "none (no auth header sent)",
+		    llm->key_source ? llm->key_source : "");
+	if (llm->cfg.replay_path)
+		geak_warn("llm: replaying %s", llm->cfg.replay_path);
+	if (llm->cfg.record_path)
+		geak_warn("llm: recording to %s", llm->cfg.record_path);
+}
+
+struct geak_llm *
+geak_llm_open(const struct geak_llm_config *cfg)
+{
+	static int curl_ready;
+	struct geak_llm *llm = geak_xcalloc(1, sizeof *llm);
+
+	llm->cfg = *cfg;
+	llm->record_fd = -1;
+	if (!curl_ready) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+			geak_warn("could not initialise libcurl");
+			free(llm);
+			return NULL;
+		}
+		curl_ready = 1;
+	}
+	if (resolve_provider(llm, cfg) || resolve_model(llm, cfg) ||
+	    resolve_options(llm, cfg) || resolve_endpoint(llm, cfg) ||
+	    (!cfg->replay_path && resolve_key(llm, cfg)) || load_prices(llm, cfg) ||
+	    (cfg->replay_path && geak_llm_replay_load(llm, cfg->replay_path)) ||
+	    (cfg->record_path && geak_llm_record_open(llm, cfg->record_path))) {
+		geak_llm_close(llm);
+		return NULL;
+	}
+	llm->tty = isatty(STDERR_FILENO);
+	llm->progress = cfg->verbose || llm->tty;
+	if (cfg->verbose)
+		describe(llm);
+	return llm;
+}
+
+void
+geak_llm_close(struct geak_llm *llm)
+{
+	if (!llm)
+		return;
+	if (llm->api_key) {
+		memset(llm->api_key, 0, strlen(llm->api_key));
+		free(llm->api_key);
+	}
+	if (llm->record_fd >= 0 && close(llm->record_fd) < 0)
+		geak_warn("--record %s:", llm->cfg.record_path);
+	free(llm->model);
+	free(llm->base_url);
+	free(llm->endpoint);
+	free(llm->key_source);
+	free(llm->api_version);
+	free(llm->reasoning_effort);
+	json_decref(llm->replay);
+	free(llm);
+}
+
+enum geak_llm_provider
+geak_llm_provider(const struct geak_llm *llm)
+{
+	return llm->provider;
+}
+
+const char *
+geak_llm_provider_name(const struct geak_llm *llm)
+{
+	return provider_names[llm->provider];
+}
+
+const char *
+geak_llm_model(const struct geak_llm *llm)
+{
+	return llm->model;
+}
+
+const char *
+geak_llm_endpoint(const struct geak_llm *llm)
+{
+	return llm->endpoint;
+}
+
+void
+geak_llm_totals(const struct geak_llm *llm, struct geak_llm_totals *t)
+{
+	*t = llm->totals;
+	t->cost_known = llm->price.known;
+}
+
+static void
+add_total(json_t *rec, const char *field, long n)
+{
+	json_t *total = json_object_get(rec, "usage_total");
+	json_t *old = json_object_get(total, field);
+	long have = json_is_integer(old) ? (long)json_integer_value(old) : 0;
+
+	if (!json_is_object(total)) {
+		total = json_object();
+		if (!total || json_object_set_new(rec, "usage_total", total) < 0)
+			geak_die(GEAK_EXIT_FATAL, "out of memory");
+	}
+	if (json_object_set_new(total, field, json_integer(have + n)) < 0)
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+}
+
+static void
+add_usage_total(json_t *rec, const struct geak_llm_reply *reply)
+{
+	add_total(rec, "calls", 1);
+	add_total(rec, "input_tokens", reply->usage.input_tokens);
+	add_total(rec, "output_tokens", reply->usage.output_tokens);
+}
+
+void
+geak_llm_account(json_t *rec, const struct geak_llm *llm, const struct geak_llm_reply *reply)
+{
+	json_t *info = json_pack("{s:s, s:s, s:o, s:{s:I, s:I, s:I, s:I}, s:I, s:i, s:b}",
+	    "provider", geak_llm_provider_name(llm),
+	    "model", llm->model,
+	    "request_id", reply->request_id ? json_string(reply->request_id) : json_null(),
+	    "usage",
+	    "input_tokens", (json_int_t)reply->usage.input_tokens,
+	    "output_tokens", (json_int_t)reply->usage.output_tokens,
+	    "cached_input_tokens", (json_int_t)reply->usage.cached_input_tokens,
+	    "reasoning_tokens", (json_int_t)reply->usage.reasoning_tokens,
+	    "latency_ms", (json_int_t)(reply->latency_ms + 0.5),
+	    "attempts", reply->attempts,
+	    "replayed", reply->replayed);
+
+	if (!info || json_object_set_new(rec, "llm", info) < 0)
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+	add_usage_total(rec, reply);
+}
+
+void
+geak_llm_set_error(json_t *rec, const struct geak_llm *llm, const struct geak_llm_reply *reply)
+{
+	(void)llm;
+	/* A request that was sent cost a call even when it failed. */
+	if (reply->attempts > 0)
+		add_usage_total(rec, reply);
+	geak_set_error(rec, "llm", reply->error_kind ? reply->error_kind : "provider", "%s",
+	    reply->error ? reply->error : "request failed");
+}
