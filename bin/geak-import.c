@@ -1,0 +1,810 @@
+/* geak-import: turn the TritonBench-revised and ROCm benchmarks, as a
+ * user has them (a checkout, a downloaded archive, loose instruction
+ * files), into task records. */
+#include <getopt.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "benchsrc.h"
+#include "pysig.h"
+#include "record.h"
+#include "util.h"
+
+/* What a file is, known from its place in the upstream layouts. */
+enum kind {
+	K_TBG,         /* GEAK-eval's TritonBench-revised kernel file */
+	K_TBG_PERF,    /* its per-kernel perf script */
+	K_ROCM,        /* ROCm benchmark kernel file */
+	K_ROCM_TUNE,   /* its autotune-friendly variant */
+	K_ORIG,        /* thunlp's original TritonBench-G kernel file */
+	K_TBG_INSTR,   /* instruction files, known by name alone */
+	K_ROCM_INSTR,
+	K_ORIG_META,
+	K_ORIG_ALPAC,
+};
+
+/* Folders of kernel files: "<dir><name><suffix>", dir at the start of the
+ * path or after a '/', so that any archive root or checkout name works. */
+static const struct layout {
+	enum kind kind;
+	const char *dir, *suffix;
+} layouts[] = {
+	{K_TBG, "geak_eval/data/TritonBench/data/TritonBench_G_v1/", ".py"},
+	{K_TBG_PERF, "geak_eval/data/TritonBench/performance_metrics/perf_G/golden_metrics/", "_perf.py"},
+	{K_ROCM, "geak_eval/data/ROCm/data/ROCm_v1/", ".py"},
+	{K_ROCM_TUNE, "geak_eval/data/ROCm/data/ROCm_v1_autotune/", ".py"},
+	/* thunlp's layout is a suffix of GEAK-eval's: tried last, and
+	 * never under geak_eval/. */
+	{K_ORIG, "data/TritonBench_G_v1/", ".py"},
+};
+
+/* Files found by their base name: the JSON files are not on GEAK-eval's
+ * main branch, so users often fetch them separately. */
+static const struct named {
+	enum kind kind;
+	const char *name;
+} named[] = {
+	{K_TBG_INSTR, "TritonBench_G_comp_alpac_v1_fixed_with_difficulty.json"},
+	{K_ROCM_INSTR, "ROCm_eval_complex_instruct_v1.json"},
+	{K_ORIG_META, "TritonBench_G_v1.json"},
+	{K_ORIG_ALPAC, "TritonBench_G_comp_alpac_v1.json"},
+};
+
+struct file {
+	enum kind kind;
+	char *name;   /* kernel name, or the JSON file's base name */
+	char *path;   /* path inside the upstream layout */
+	char *data;
+	size_t len;
+	const char *origin; /* the source it came from */
+};
+
+struct store {
+	struct file *files;
+	size_t n, cap;
+	const char *origin;
+	int thunlp_only;  /* reading the --original-hip source */
+};
+
+struct task {
+	const char *suite; /* "tbg" or "rocm" */
+	struct file *kernel;
+	int original;      /* thunlp's file: no GEAK-eval kernels were given */
+	int selected;
+};
+
+struct opts {
+	int suite_tbg, suite_rocm;
+	int difficulty[8]; /* difficulty[d] = 1 when selected */
+	int any_difficulty; /* no --difficulty given */
+	char **ids;
+	size_t nids;
+	int ids_given;  /* --ids seen, even if its list was empty */
+	int *id_used;
+	int as_candidate, list;
+	const char *original_hip;
+	const char *cpu_ok_path;
+};
+
+static const char *const license_tbg = "Apache-2.0";
+static const char *const license_rocm = "Apache-2.0 AND MIT";
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+	    "usage: %s [--suite tbg|rocm|all] [--difficulty LIST] [--ids LIST|FILE]\n"
+	    "       [--original-hip SOURCE] [--cpu-ok FILE] [--as-candidate] [--list]\n"
+	    "       SOURCE...\n"
+	    "SOURCE: a GEAK-eval or TritonBench checkout (directory), its archive\n"
+	    "(tar, tar.gz, zip, ...; '-' for stdin) or a loose instruction JSON file.\n",
+	    geak_prog);
+}
+
+/* The file's kind and kernel name from its path, or -1 when unwanted. */
+static int
+classify(const char *path, int thunlp_only, char **name, const char **upath)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+		if (strcmp(base, named[i].name) == 0 &&
+		    (!thunlp_only || named[i].kind == K_ORIG_META)) {
+			*name = geak_xstrdup(base);
+			*upath = path;
+			return named[i].kind;
+		}
+	for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
+		const struct layout *l = &layouts[i];
+		size_t dl = strlen(l->dir), sl = strlen(l->suffix), bl = strlen(base);
+		const char *at;
+		if (thunlp_only && l->kind != K_ORIG)
+			continue;
+		if (base - path < (ptrdiff_t)dl || strncmp(base - dl, l->dir, dl) != 0)
+			continue;
+		at = base - dl;
+		if (at != path && at[-1] != '/')
+			continue;
+		if (l->kind == K_ORIG && strstr(path, "geak_eval/"))
+			continue;
+		if (bl <= sl || strcmp(base + bl - sl, l->suffix) != 0 ||
+		    strcmp(base, "__init__.py") == 0)
+			continue;
+		*name = geak_xstrndup(base, bl - sl);
+		*upath = at;
+		return l->kind;
+	}
+	return -1;
+}
+
+static struct file *
+find(struct store *st, enum kind kind, const char *name)
+{
+	for (size_t i = 0; i < st->n; i++)
+		if (st->files[i].kind == kind && strcmp(st->files[i].name, name) == 0)
+			return &st->files[i];
+	return NULL;
+}
+
+static int
+want_file(const char *path, void *ctx)
+{
+	struct store *st = ctx;
+	const char *upath;
+	char *name = NULL;
+	int kind = classify(path, st->thunlp_only, &name, &upath);
+
+	free(name);
+	return kind >= 0;
+}
+
+static void
+take_file(const char *path, char *data, size_t len, void *ctx)
+{
+	struct store *st = ctx;
+	const char *upath;
+	char *name = NULL;
+	int kind = classify(path, st->thunlp_only, &name, &upath);
+	struct file *old = find(st, (enum kind)kind, name);
+
+	if (old) {
+		/* The same file reached twice (a source named twice, or
+		 * --original-hip also given as a source) is no conflict. */
+		if (old->len != len || memcmp(old->data, data, len) != 0)
+			geak_warn("%s: %s: differs from the copy in %s; keeping that one",
+			    st->origin, path, old->origin);
+		free(name);
+		free(data);
+		return;
+	}
+	if (st->n == st->cap) {
+		st->cap = st->cap ? 2 * st->cap : 256;
+		st->files = geak_xrealloc(st->files, st->cap * sizeof *st->files);
+	}
+	st->files[st->n++] = (struct file){(enum kind)kind, name, geak_xstrdup(upath),
+		data, len, st->origin};
+}
+
+static void
+store_free(struct store *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		free(st->files[i].name);
+		free(st->files[i].path);
+		free(st->files[i].data);
+	}
+	free(st->files);
+}
+
+/* The JSON list in the file of this kind; NULL when there is none. */
+static json_t *
+load_list(struct store *st, enum kind kind)
+{
+	struct file *f = NULL;
+	json_error_t err;
+	json_t *list;
+
+	for (size_t i = 0; i < st->n && !f; i++)
+		if (st->files[i].kind == kind)
+			f = &st->files[i];
+	if (!f)
+		return NULL;
+	if (!(list = json_loadb(f->data, f->len, 0, &err)))
+		geak_die(GEAK_EXIT_FATAL, "%s: %s:%d:%d: %s", f->origin, f->path, err.line,
+		    err.column, err.text);
+	if (!json_is_array(list))
+		geak_die(GEAK_EXIT_FATAL, "%s: %s: not a JSON list", f->origin, f->path);
+	return list;
+}
+
+/* An instruction or metadata file as an object keyed by "file". */
+static json_t *
+index_instructions(struct store *st, enum kind kind)
+{
+	json_t *list = load_list(st, kind), *by_file = json_object(), *item;
+	size_t i;
+
+	if (!by_file)
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+	json_array_foreach(list, i, item) {
+		const char *file = json_string_value(json_object_get(item, "file"));
+		if (file)
+			json_object_set(by_file, file, item);
+	}
+	json_decref(list);
+	return by_file;
+}
+
+static int
+ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return m > 0 && n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+/* Fill in tbg instructions from thunlp's own files for every kernel that
+ * GEAK-eval's instruction file (absent, or not given) does not cover:
+ * thunlp's prompt list has no file names, but each prompt ends with the
+ * description that TritonBench_G_v1.json gives for its file.  GEAK-eval's
+ * instructions are the same texts. */
+static void
+add_thunlp_instructions(struct store *st, json_t *tbg_index, json_t *meta_index)
+{
+	json_t *alpac = load_list(st, K_ORIG_ALPAC), *meta, *prompt;
+	const char *file;
+
+	json_object_foreach(meta_index, file, meta) {
+		const char *descr = json_string_value(json_object_get(meta, "comp_instru"));
+		size_t i;
+		if (!descr || json_object_get(tbg_index, file))
+			continue;
+		json_array_foreach(alpac, i, prompt) {
+			const char *text = json_string_value(json_object_get(prompt, "instruction"));
+			if (text && ends_with(text, descr)) {
+				json_object_set_new(tbg_index, file, json_pack("{s:s, s:O?}",
+				    "instruction", text, "difficulty", json_object_get(meta, "difficulty")));
+				break;
+			}
+		}
+	}
+	json_decref(alpac);
+}
+
+/* Parse "1,2,4-5" into sel[1..7]. */
+static void
+parse_difficulty(const char *arg, struct opts *o)
+{
+	char *copy = geak_xstrdup(arg), *save = NULL;
+
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *dash = strchr(tok, '-');
+		long lo, hi;
+		if (dash)
+			*dash = '\0';
+		lo = geak_parse_long(tok, "--difficulty", 1, 7);
+		hi = dash ? geak_parse_long(dash + 1, "--difficulty", lo, 7) : lo;
+		for (long d = lo; d <= hi; d++)
+			o->difficulty[d] = 1;
+	}
+	o->any_difficulty = 0;
+	free(copy);
+}
+
+static void
+add_id(struct opts *o, const char *s, size_t n)
+{
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+		n--;
+	while (n && (*s == ' ' || *s == '\t'))
+		s++, n--;
+	if (n == 0 || *s == '#')
+		return;
+	o->ids = geak_xrealloc(o->ids, (o->nids + 1) * sizeof *o->ids);
+	o->ids[o->nids++] = geak_xstrndup(s, n);
+}
+
+/* --ids: a comma-separated list, or a file of one id per line. */
+static void
+parse_ids(const char *arg, struct opts *o)
+{
+	char *text = NULL;
+	const char *p, *sepchars = ",";
+
+	if (!strchr(arg, ',') && (text = geak_read_file(arg, NULL)))
+		sepchars = "\n";
+	p = text ? text : arg;
+	o->ids_given = 1;
+	for (;;) {
+		size_t n = strcspn(p, sepchars);
+		add_id(o, p, n);
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	free(text);
+}
+
+/* 1 when an --ids entry names the task: "suite/name", "name" or "name.py". */
+static int
+id_matches(const char *want, const struct task *t)
+{
+	size_t sl = strlen(t->suite), nl = strlen(t->kernel->name);
+
+	if (strncmp(want, t->suite, sl) == 0 && want[sl] == '/')
+		want += sl + 1;
+	else if (strchr(want, '/'))
+		return 0;
+	return strncmp(want, t->kernel->name, nl) == 0 &&
+	    (want[nl] == '\0' || strcmp(want + nl, ".py") == 0);
+}
+
+static int
+cmp_task(const void *a, const void *b)
+{
+	const struct task *x = a, *y = b;
+	int r = strcmp(y->suite, x->suite); /* "tbg" before "rocm" */
+
+	return r ? r : strcmp(x->kernel->name, y->kernel->name);
+}
+
+/* The entry about t in an index made by index_instructions. */
+static json_t *
+by_file(json_t *index, const struct task *t)
+{
+	char *file = geak_xasprintf("%s.py", t->kernel->name);
+	json_t *item = json_object_get(index, file);
+
+	free(file);
+	return item;
+}
+
+/* The difficulty of a tbg task, 0 when unknown. */
+static int
+difficulty_of(json_t *item)
+{
+	json_t *d = json_object_get(item, "difficulty");
+	char *end;
+	long v;
+
+	if (json_is_integer(d))
+		v = (long)json_integer_value(d);
+	else if (!json_is_string(d))
+		return 0;
+	else if ((v = strtol(json_string_value(d), &end, 10)), *end)
+		return 0;
+	return v < 1 || v > 7 ? 0 : (int)v;
+}
+
+static void
+select_tasks(struct task *tasks, size_t n, json_t *tbg_index, struct opts *o)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct task *t = &tasks[i];
+		int is_tbg = strcmp(t->suite, "tbg") == 0;
+		t->selected = is_tbg ? o->suite_tbg : o->suite_rocm;
+		if (t->selected && o->ids_given) {
+			int hit = 0;
+			for (size_t j = 0; j < o->nids; j++)
+				if (id_matches(o->ids[j], t))
+					hit = o->id_used[j] = 1;
+			t->selected = hit;
+		}
+		if (t->selected && !o->any_difficulty) {
+			int d = is_tbg ? difficulty_of(by_file(tbg_index, t)) : 0;
+			t->selected = o->difficulty[d];
+		}
+	}
+}
+
+/* The ids listed in the measured CPU-interpreter file: one per line, the
+ * first word counts, '#' starts a comment, a bare name means tbg. */
+static json_t *
+load_cpu_ok(const char *path)
+{
+	char *text = geak_read_file(path, NULL), *save = NULL;
+	json_t *set;
+
+	if (!text)
+		return NULL;
+	if (!(set = json_object()))
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		line += strspn(line, " \t");
+		line[strcspn(line, " \t\r#")] = '\0';
+		if (!*line)
+			continue;
+		char *id = strchr(line, '/') ? geak_xstrdup(line) : geak_xasprintf("tbg/%s", line);
+		json_object_set_new(set, id, json_true());
+		free(id);
+	}
+	free(text);
+	return set;
+}
+
+/* Text reaches set_str only after not_text found nothing wrong. */
+static void
+set_str(json_t *obj, const char *key, const char *value)
+{
+	json_t *s = json_string(value);
+
+	if (!s || json_object_set_new(obj, key, s) < 0)
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+}
+
+/* NULL when the file is UTF-8 text without NUL bytes, else why not. */
+static const char *
+not_text(const struct file *f)
+{
+	json_t *probe;
+
+	if (strlen(f->data) != f->len)
+		return "contains a NUL byte";
+	if (!(probe = json_stringn(f->data, f->len)))
+		return "not valid UTF-8";
+	json_decref(probe);
+	return NULL;
+}
+
+static int
+has_text(const char *s)
+{
+	return s && s[strspn(s, " \t\r\n")] != '\0';
+}
+
+/* Split f into reference and test and put them into task; returns NULL
+ * or what is wrong. */
+static const char *
+put_parts(json_t *task, const struct file *f, const char *test_key)
+{
+	char *code, *test;
+	const char *why;
+
+	if ((why = not_text(f)) || geak_bench_split(f->data, &code, &test, &why) < 0)
+		return why;
+	if (test_key == NULL) {
+		if (!has_text(code))
+			why = "empty reference code";
+		else if (!has_text(test))
+			why = "empty test code";
+		else {
+			set_str(task, "reference", code);
+			set_str(task, "test", test);
+		}
+	} else if (!has_text(test)) {
+		why = "empty test code";
+	} else {
+		set_str(task, test_key, test);
+	}
+	free(code);
+	free(test);
+	return why;
+}
+
+struct ctx {
+	struct store *st;
+	json_t *tbg_index, *rocm_index, *orig_index, *cpu_ok;
+	const struct opts *o;
+};
+
+/* Swap in thunlp's original of a kernel that uses AMD's device library.
+ * Only the code: GEAK-eval's revised test part stays (it fixes the
+ * original's tests, e.g. llama_ff_triton never assigns result_gold). */
+static const char *
+swap_original(json_t *task, const struct task *t, const struct ctx *c)
+{
+	const char *ref = json_string_value(json_object_get(task, "reference"));
+	struct file *orig;
+	char *code, *test;
+	const char *why;
+
+	if (!ref || !geak_bench_uses_hip_libdevice(ref))
+		return NULL;
+	if (!(orig = find(c->st, K_ORIG, t->kernel->name)))
+		return "uses tl.extra.hip.libdevice and --original-hip has no original of it";
+	if ((why = not_text(orig)) || geak_bench_split(orig->data, &code, &test, &why) < 0)
+		return why;
+	if (has_text(code))
+		set_str(task, "reference", code);
+	else
+		why = "the original's reference code is empty";
+	free(code);
+	free(test);
+	if (why)
+		return why;
+	set_str(task, "source", orig->path);
+	set_str(task, "variant", "tritonbench-original");
+	return NULL;
+}
+
+static const char *
+fill_tbg(json_t *task, const struct task *t, const struct ctx *c)
+{
+	json_t *item = by_file(c->tbg_index, t), *meta;
+	const char *instr = json_string_value(json_object_get(item, "instruction"));
+	const char *test, *why;
+	struct file *perf;
+	int d;
+
+	if (t->original)
+		set_str(task, "variant", "tritonbench-original");
+	if ((why = put_parts(task, t->kernel, NULL)))
+		return why;
+	test = json_string_value(json_object_get(task, "test"));
+	if (!geak_bench_assigns(test, "result_gold"))
+		return "the test part never assigns result_gold";
+	if (!instr)
+		return "no instruction for it in the instruction files";
+	set_str(task, "instruction", instr);
+	if ((perf = find(c->st, K_TBG_PERF, t->kernel->name))) {
+		if (not_text(perf))
+			return "the perf script is not UTF-8 text";
+		set_str(task, "perf", perf->data);
+	}
+	if (!(d = difficulty_of(item)))
+		return "no valid difficulty in the instruction file";
+	json_object_set_new(task, "difficulty", json_integer(d));
+	meta = by_file(c->orig_index, t);
+	if (json_is_string(json_object_get(meta, "repo")))
+		json_object_set(task, "repo", json_object_get(meta, "repo"));
+	set_str(task, "license", license_tbg);
+	if (c->o->original_hip && !t->original)
+		return swap_original(task, t, c);
+	return NULL;
+}
+
+static json_t *
+split_names(const char *list)
+{
+	json_t *arr = json_array();
+
+	if (!arr)
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+	for (const char *p = list; *p;) {
+		size_t n;
+		p += strspn(p, " ,");
+		n = strcspn(p, " ,");
+		if (n)
+			json_array_append_new(arr, json_stringn(p, n));
+		p += n;
+	}
+	return arr;
+}
+
+static const char *
+fill_rocm(json_t *task, const struct task *t, const struct ctx *c)
+{
+	json_t *item = by_file(c->rocm_index, t);
+	const char *instr = json_string_value(json_object_get(item, "instruction"));
+	const char *targets = json_string_value(json_object_get(item, "target_kernel_name"));
+	const char *test, *why;
+	struct file *tune;
+
+	if ((why = put_parts(task, t->kernel, NULL)))
+		return why;
+	test = json_string_value(json_object_get(task, "test"));
+	if (!geak_bench_assigns(test, "result_gold") || !strstr(test, "torch.save("))
+		return "the test part does not save result_gold";
+	if ((tune = find(c->st, K_ROCM_TUNE, t->kernel->name)) &&
+	    (why = put_parts(task, tune, "test_autotune")))
+		return why;
+	if (!instr)
+		return "no instruction in ROCm_eval_complex_instruct_v1.json";
+	set_str(task, "instruction", instr);
+	if (targets)
+		json_object_set_new(task, "target_kernels", split_names(targets));
+	set_str(task, "license", license_rocm);
+	return NULL;
+}
+
+/* The record of one task: the task, or as much of it as was read and
+ * an error saying what is wrong with the rest. */
+static json_t *
+build(const struct task *t, const struct ctx *c)
+{
+	char *id = geak_xasprintf("%s/%s", t->suite, t->kernel->name);
+	json_t *rec = json_pack("{s:i, s:s, s:{s:s, s:s}}", "schema", GEAK_SCHEMA, "id", id,
+	    "task", "suite", t->suite, "name", t->kernel->name);
+	json_t *task;
+	const char *why, *ref;
+
+	if (!rec)
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+	task = json_object_get(rec, "task");
+	set_str(task, "source", t->kernel->path);
+	why = strcmp(t->suite, "tbg") == 0 ? fill_tbg(task, t, c) : fill_rocm(task, t, c);
+	ref = json_string_value(json_object_get(task, "reference"));
+	if (ref)
+		json_object_set_new(task, "signatures", geak_pysig_list(ref));
+	if (c->cpu_ok)
+		json_object_set_new(task, "cpu_ok", json_boolean(json_object_get(c->cpu_ok, id)));
+	if (why) {
+		geak_warn("%s: %s: %s", t->kernel->origin, t->kernel->path, why);
+		geak_set_error(rec, "import", "bad_task", "%s: %s", t->kernel->path, why);
+	} else if (c->o->as_candidate) {
+		char sha[65];
+		geak_sha256_hex(ref, strlen(ref), sha);
+		set_str(rec, "code", ref);
+		set_str(rec, "code_sha", sha);
+	}
+	free(id);
+	return rec;
+}
+
+static void
+parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { O_SUITE = 256, O_DIFF, O_IDS, O_ORIG, O_CPU, O_CAND, O_LIST, O_VERSION };
+	static const struct option longopts[] = {
+		{"suite", required_argument, NULL, O_SUITE},
+		{"difficulty", required_argument, NULL, O_DIFF},
+		{"ids", required_argument, NULL, O_IDS},
+		{"original-hip", required_argument, NULL, O_ORIG},
+		{"cpu-ok", required_argument, NULL, O_CPU},
+		{"as-candidate", no_argument, NULL, O_CAND},
+		{"list", no_argument, NULL, O_LIST},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, O_VERSION},
+		{NULL, 0, NULL, 0},
+	};
+	int ch;
+
+	o->suite_tbg = o->suite_rocm = o->any_difficulty = 1;
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case O_SUITE:
+			o->suite_tbg = !strcmp(optarg, "tbg") || !strcmp(optarg, "all");
+			o->suite_rocm = !strcmp(optarg, "rocm") || !strcmp(optarg, "all");
+			if (!o->suite_tbg && !o->suite_rocm) {
+				geak_warn("--suite: '%s' is not tbg, rocm or all", optarg);
+				exit(GEAK_EXIT_USAGE);
+			}
+			break;
+		case O_DIFF: parse_difficulty(optarg, o); break;
+		case O_IDS: parse_ids(optarg, o); break;
+		case O_ORIG: o->original_hip = optarg; break;
+		case O_CPU: o->cpu_ok_path = optarg; break;
+		case O_CAND: o->as_candidate = 1; break;
+		case O_LIST: o->list = 1; break;
+		case 'h': usage(stdout); exit(GEAK_EXIT_OK);
+		case O_VERSION: geak_print_version(); exit(GEAK_EXIT_OK);
+		default: usage(stderr); exit(GEAK_EXIT_USAGE);
+		}
+	}
+	o->id_used = geak_xcalloc(o->nids ? o->nids : 1, sizeof *o->id_used);
+	if (optind == argc) {
+		geak_warn("no benchmark source given");
+		usage(stderr);
+		exit(GEAK_EXIT_USAGE);
+	}
+}
+
+static void
+read_sources(struct store *st, char **srcs, int n, const char *original_hip)
+{
+	for (int i = 0; i < n; i++) {
+		st->origin = srcs[i];
+		if (geak_benchsrc_read(srcs[i], want_file, take_file, st) < 0)
+			exit(GEAK_EXIT_FATAL);
+	}
+	if (original_hip) {
+		st->origin = original_hip;
+		st->thunlp_only = 1;
+		if (geak_benchsrc_read(original_hip, want_file, take_file, st) < 0)
+			exit(GEAK_EXIT_FATAL);
+		st->thunlp_only = 0;
+	}
+}
+
+/* Tasks from GEAK-eval's kernel files; from thunlp's originals when the
+ * sources hold no GEAK-eval TritonBench kernels at all. */
+static struct task *
+collect_tasks(struct store *st, size_t *n)
+{
+	struct task *tasks = geak_xcalloc(st->n ? st->n : 1, sizeof *tasks);
+	int have_tbg = 0;
+
+	for (size_t i = 0; i < st->n; i++)
+		have_tbg |= st->files[i].kind == K_TBG;
+	*n = 0;
+	for (size_t i = 0; i < st->n; i++) {
+		enum kind k = st->files[i].kind;
+		if (k == K_TBG || (k == K_ORIG && !have_tbg))
+			tasks[(*n)++] = (struct task){"tbg", &st->files[i], k == K_ORIG, 0};
+		else if (k == K_ROCM)
+			tasks[(*n)++] = (struct task){"rocm", &st->files[i], 0, 0};
+	}
+	qsort(tasks, *n, sizeof *tasks, cmp_task);
+	return tasks;
+}
+
+/* Records (or ids) of the selected tasks, then one error record per
+ * --ids entry that named no task.  Returns the exit status. */
+static int
+emit_all(struct task *tasks, size_t n, const struct ctx *c)
+{
+	struct geak_output out;
+	int status = GEAK_EXIT_OK;
+
+	geak_output_init(&out, stdout, "stdout");
+	for (size_t i = 0; i < n; i++) {
+		if (!tasks[i].selected)
+			continue;
+		if (c->o->list) {
+			if (printf("%s/%s\n", tasks[i].suite, tasks[i].kernel->name) < 0) {
+				status = GEAK_EXIT_FATAL;
+				break;
+			}
+			continue;
+		}
+		json_t *rec = build(&tasks[i], c);
+		if (geak_has_error(rec))
+			status = GEAK_EXIT_RECORDS;
+		if (geak_output_write(&out, rec) < 0)
+			status = GEAK_EXIT_FATAL;
+		json_decref(rec);
+	}
+	for (size_t j = 0; j < c->o->nids; j++) {
+		if (c->o->id_used[j])
+			continue;
+		geak_warn("--ids: no task '%s' in the sources", c->o->ids[j]);
+		status = status == GEAK_EXIT_FATAL ? status : GEAK_EXIT_RECORDS;
+		if (c->o->list)
+			continue;
+		json_t *rec = json_pack("{s:i, s:s}", "schema", GEAK_SCHEMA, "id", c->o->ids[j]);
+		geak_set_error(rec, "import", "no_task", "no task '%s' in the sources",
+		    c->o->ids[j]);
+		if (geak_output_write(&out, rec) < 0)
+			status = GEAK_EXIT_FATAL;
+		json_decref(rec);
+	}
+	if (geak_output_close(&out) < 0)
+		status = GEAK_EXIT_FATAL;
+	return status;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o = {0};
+	struct store st = {0};
+	struct ctx c = {&st, NULL, NULL, NULL, NULL, &o};
+	struct task *tasks;
+	size_t ntasks;
+	char *cpu_path;
+	int status;
+
+	geak_setprog(argv[0]);
+	parse_args(argc, argv, &o);
+	read_sources(&st, argv + optind, argc - optind, o.original_hip);
+	c.tbg_index = index_instructions(&st, K_TBG_INSTR);
+	c.rocm_index = index_instructions(&st, K_ROCM_INSTR);
+	c.orig_index = index_instructions(&st, K_ORIG_META);
+	add_thunlp_instructions(&st, c.tbg_index, c.orig_index);
+	cpu_path = o.cpu_ok_path ? geak_xstrdup(o.cpu_ok_path)
+	                         : geak_share_path(NULL, "bench", "cpu-ok.txt");
+	c.cpu_ok = load_cpu_ok(cpu_path);
+	if (!c.cpu_ok && o.cpu_ok_path)
+		geak_die(GEAK_EXIT_FATAL, "%s:", o.cpu_ok_path);
+	tasks = collect_tasks(&st, &ntasks);
+	if (ntasks == 0)
+		geak_die(GEAK_EXIT_FATAL, "no benchmark kernel files in the sources");
+	select_tasks(tasks, ntasks, c.tbg_index, &o);
+	status = emit_all(tasks, ntasks, &c);
+
+	free(tasks);
+	free(cpu_path);
+	json_decref(c.tbg_index);
+	json_decref(c.rocm_index);
+	json_decref(c.orig_index);
+	json_decref(c.cpu_ok);
+	store_free(&st);
+	for (size_t i = 0; i < o.nids; i++)
+		free(o.ids[i]);
+	free(o.ids);
+	free(o.id_used);
+	return status;
+}

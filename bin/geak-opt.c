@@ -1,0 +1,246 @@
+/* geak-opt: the Optimizer.  Folds every evaluated candidate into the
+ * record's list of best correct candidates and its debugging-trap
+ * counter, and asks the model for a faster kernel from that list when the
+ * candidate passed or its lineage is stuck. */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "extract.h"
+#include "llm.h"
+#include "llmstage.h"
+#include "memory.h"
+#include "prompt.h"
+#include "record.h"
+
+struct opts {
+	struct geak_memory_opts mem;
+	long iter;          /* iteration of the new candidates; < 0: iter + 1 */
+	const char *prompts;
+	int verbose;
+	size_t optimized, restarted, fresh;
+};
+
+static json_t *
+num_text(json_t *v, const char *fmt)
+{
+	return json_is_number(v) ? json_sprintf(fmt, json_number_value(v)) : json_null();
+}
+
+/* The best list as the template shows it: slowest first, numbered. */
+static json_t *
+ancestors(json_t *best)
+{
+	json_t *list = json_array(), *e;
+	size_t i;
+
+	json_array_foreach(best, i, e) {
+		json_array_append_new(list, json_pack("{s:I, s:O, s:o, s:o, s:O}",
+		    "number", (json_int_t)i + 1, "code", json_object_get(e, "code"),
+		    "speedup", num_text(json_object_get(e, "speedup"), "%.3f"),
+		    "ms", num_text(json_object_get(e, "ms"), "%.4f"),
+		    "reflection", json_object_get(e, "reflection") ?
+		    json_object_get(e, "reflection") : json_null()));
+	}
+	return list;
+}
+
+static char *
+render(json_t *rec, const char *where, const struct opts *o, int restart)
+{
+	json_t *best = json_object_get(rec, "best"), *sigs = geak_get(rec, "task.signatures");
+	json_t *vars = json_pack("{s:O, s:O, s:b, s:I, s:b, s:I, s:o}",
+	    "task", json_object_get(rec, "task") ? json_object_get(rec, "task") : json_null(),
+	    "signatures", sigs ? sigs : json_null(), "has_signatures", json_array_size(sigs) > 0,
+	    "count", (json_int_t)json_array_size(best), "restart", restart,
+	    "max_debug", (json_int_t)o->mem.max_debug, "ancestors", ancestors(best));
+	char *err = NULL, *text = geak_prompt_render_file(o->prompts, "opt.txt", vars, &err);
+
+	json_decref(vars);
+	if (!text) {
+		geak_warn("%s: prompt: %s", where, err ? err : "cannot render");
+		geak_set_error(rec, "prompt", "template", "%s", err ? err : "cannot render");
+		free(err);
+	}
+	return text;
+}
+
+/* New code belongs to the next iteration. */
+static void
+set_iter(json_t *rec, const struct opts *o)
+{
+	json_t *iter = json_object_get(rec, "iter");
+
+	json_object_set_new(rec, "iter", json_integer(o->iter >= 0 ? o->iter :
+	    (json_is_integer(iter) ? json_integer_value(iter) : 0) + 1));
+}
+
+/* A lineage dropped before any correct kernel exists starts over: without
+ * code, geak-gen makes a first attempt from the task. */
+static void
+start_over(json_t *rec, const struct opts *o)
+{
+	static const char *const stale[] = {
+		"code", "code_sha", "eval", "reflection", "mode", "strategy",
+	};
+
+	for (size_t i = 0; i < sizeof stale / sizeof *stale; i++)
+		json_object_del(rec, stale[i]);
+	set_iter(rec, o);
+}
+
+static char *
+make_prompt(json_t *rec, const char *where, void *ctx)
+{
+	struct opts *o = ctx;
+
+	switch (geak_memory_update(rec, &o->mem)) {
+	case GEAK_NEXT_OPTIMIZE:
+		o->optimized++;
+		return render(rec, where, o, 0);
+	case GEAK_NEXT_RESTART:
+		if (json_array_size(json_object_get(rec, "best")) == 0) {
+			o->fresh++;
+			start_over(rec, o);
+			return NULL;
+		}
+		o->restarted++;
+		return render(rec, where, o, 1);
+	default:
+		return NULL; /* not evaluated, or geak-gen debugs it */
+	}
+}
+
+static int
+apply(json_t *rec, const char *answer, void *ctx)
+{
+	const struct opts *o = ctx;
+	struct geak_extract ex;
+	char sha[65];
+
+	if (geak_extract_code(answer, &ex) < 0) {
+		geak_set_error(rec, "extract", "no_code", "no code in the model's answer: %s",
+		    ex.why ? ex.why : "unknown");
+		geak_extract_free(&ex);
+		return 1;
+	}
+	geak_sha256_hex(ex.code, strlen(ex.code), sha);
+	json_object_set_new(rec, "code", json_string(ex.code));
+	json_object_set_new(rec, "code_sha", json_string(sha));
+	json_object_set_new(rec, "mode", json_string("optimize"));
+	if (ex.thought)
+		json_object_set_new(rec, "strategy", json_string(ex.thought));
+	else
+		json_object_del(rec, "strategy");
+	set_iter(rec, o);
+	json_object_del(rec, "eval");
+	json_object_del(rec, "reflection");
+	geak_extract_free(&ex);
+	return 0;
+}
+
+static void
+progress(size_t done, size_t calls, void *ctx)
+{
+	const struct opts *o = ctx;
+
+	if (o->verbose)
+		fprintf(stderr, "%s: %zu records, %zu calls: %zu optimized, %zu stuck lineages "
+		    "restarted from best, %zu started over\n", geak_prog, done, calls,
+		    o->optimized, o->restarted, o->fresh);
+}
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+	    "usage: %s [-v] [--ancestors N] [--max-debug N] [--count-rule v1|v2] [--iter N]\n"
+	    "       [--prompts DIR] [LLM options] [FILE...]\n"
+	    "      --ancestors N     best candidates kept and shown (default 5)\n"
+	    "      --max-debug N     failed rounds before a lineage is dropped (default 5)\n"
+	    "      --count-rule R    v2: count every failed round (default);\n"
+	    "                        v1: count only once a correct candidate exists\n"
+	    "      --iter N          iteration number of the new candidates (default iter+1)\n"
+	    "      --prompts DIR     look for prompt templates in DIR first\n"
+	    "  -v, --verbose         progress and the resolved endpoint on stderr\n"
+	    "  -h, --help            this help\n"
+	    "      --version         print the version\n"
+	    "LLM options:\n", geak_prog);
+	geak_llm_usage(fp);
+}
+
+static void
+parse_args(int argc, char **argv, struct opts *o, struct geak_llm_config *cfg)
+{
+	enum { OPT_VERSION = 0x1000, OPT_ANCESTORS, OPT_MAX_DEBUG, OPT_RULE, OPT_ITER, OPT_PROMPTS };
+	static const struct option longopts[] = {
+		{ "ancestors", required_argument, NULL, OPT_ANCESTORS },
+		{ "max-debug", required_argument, NULL, OPT_MAX_DEBUG },
+		{ "count-rule", required_argument, NULL, OPT_RULE },
+		{ "iter", required_argument, NULL, OPT_ITER },
+		{ "prompts", required_argument, NULL, OPT_PROMPTS },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		GEAK_LLM_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "vh" GEAK_LLM_SHORTOPTS, longopts, NULL)) != -1) {
+		if (geak_llm_option(cfg, c, optarg))
+			continue;
+		switch (c) {
+		case OPT_ANCESTORS:
+			o->mem.ancestors = (size_t)geak_parse_long(optarg, "--ancestors", 1, 1000);
+			break;
+		case OPT_MAX_DEBUG:
+			o->mem.max_debug = geak_parse_long(optarg, "--max-debug", 1, 1000000);
+			break;
+		case OPT_RULE:
+			if (strcmp(optarg, "v1") == 0)
+				o->mem.rule = GEAK_COUNT_V1;
+			else if (strcmp(optarg, "v2") == 0)
+				o->mem.rule = GEAK_COUNT_V2;
+			else {
+				geak_warn("--count-rule: want v1 or v2, not '%s'", optarg);
+				exit(GEAK_EXIT_USAGE);
+			}
+			break;
+		case OPT_ITER: o->iter = geak_parse_long(optarg, "--iter", 0, 1000000000); break;
+		case OPT_PROMPTS: o->prompts = optarg; break;
+		case 'v': o->verbose = cfg->verbose = 1; break;
+		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") ? GEAK_EXIT_FATAL : 0);
+		case OPT_VERSION: geak_print_version(); exit(0);
+		default: usage(stderr); exit(GEAK_EXIT_USAGE);
+		}
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o = { .mem = { 5, 5, GEAK_COUNT_V2 }, .iter = -1 };
+	struct geak_llm_config cfg;
+	struct geak_llm_stage st = { 0 };
+	int status;
+
+	geak_setprog(argv[0]);
+	geak_llm_config_init(&cfg);
+	parse_args(argc, argv, &o, &cfg);
+	if (!(st.llm = geak_llm_open(&cfg)))
+		return GEAK_EXIT_FATAL;
+	if (cfg.check) {
+		status = geak_llm_check(st.llm);
+		geak_llm_close(st.llm);
+		return status;
+	}
+	st.prompt = make_prompt;
+	st.apply = apply;
+	st.ctx = &o;
+	st.progress = progress;
+	status = geak_llm_stage_run(&st, argv + optind, argc - optind);
+	geak_llm_close(st.llm);
+	return status;
+}

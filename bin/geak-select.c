@@ -1,0 +1,666 @@
+/* geak-select: merge runs and iterations per task, pick the fastest
+ * correct candidate, keep a beam, and summarise the metrics. */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory.h"
+#include "metrics.h"
+#include "record.h"
+#include "report.h"
+
+/* One evaluated candidate: a record's current code or a best entry. */
+struct cand {
+	json_t *rec;        /* the record it came from (a reference) */
+	json_t *entry;      /* the best entry, or NULL for the record's code */
+	const char *sha;
+	enum geak_outcome out;
+	double speedup, ms;
+	long run, iter;
+	size_t seq;         /* input order, the last tie-breaker */
+};
+
+struct lineage { /* (run, sample): usage_total grows along it */
+	long run, sample;
+	long calls, input_tokens, output_tokens;
+};
+
+struct task {
+	char *id;
+	json_t *difficulty;
+	json_t *last;       /* the last record seen, the fallback pick */
+	struct cand *cands;
+	size_t ncands;
+	long *runs;
+	size_t nruns;
+	struct lineage *lines;
+	size_t nlines;
+};
+
+struct opts {
+	long beam;
+	long *ks;
+	size_t nks;
+	const char *summary_path, *report_path;
+	int summary_only;
+	double price_in, price_out; /* per million tokens; < 0: unknown */
+	long total_tasks;           /* accuracy denominator; 0: tasks seen */
+};
+
+static struct task *tasks;
+static size_t ntasks;
+static size_t seq;
+
+static long
+int_field(json_t *obj, const char *key, long dflt)
+{
+	json_t *v = json_object_get(obj, key);
+
+	return json_is_integer(v) ? (long)json_integer_value(v) : dflt;
+}
+
+static double
+num_field(json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static struct task *
+task_of(const char *id)
+{
+	for (size_t i = 0; i < ntasks; i++)
+		if (strcmp(tasks[i].id, id) == 0)
+			return &tasks[i];
+	tasks = geak_xrealloc(tasks, (ntasks + 1) * sizeof *tasks);
+	memset(&tasks[ntasks], 0, sizeof *tasks);
+	tasks[ntasks].id = geak_xstrdup(id);
+	return &tasks[ntasks++];
+}
+
+static void
+note_run(struct task *t, long run)
+{
+	for (size_t i = 0; i < t->nruns; i++)
+		if (t->runs[i] == run)
+			return;
+	t->runs = geak_xrealloc(t->runs, (t->nruns + 1) * sizeof *t->runs);
+	t->runs[t->nruns++] = run;
+}
+
+/* The same candidate shows up in every later iteration's best list: keep
+ * one per (run, code), preferring the record that evaluated it. */
+static struct cand *
+find_cand(struct task *t, long run, const char *sha)
+{
+	for (size_t i = 0; i < t->ncands; i++)
+		if (t->cands[i].run == run && strcmp(t->cands[i].sha, sha) == 0)
+			return &t->cands[i];
+	return NULL;
+}
+
+static void
+add_cand(struct task *t, const struct cand *c)
+{
+	struct cand *old = find_cand(t, c->run, c->sha);
+
+	if (old) {
+		if (old->entry && !c->entry) {
+			json_decref(old->rec);
+			*old = *c;
+			json_incref(c->rec);
+		}
+		return;
+	}
+	t->cands = geak_xrealloc(t->cands, (t->ncands + 1) * sizeof *t->cands);
+	t->cands[t->ncands] = *c;
+	json_incref(c->rec);
+	t->ncands++;
+}
+
+static void
+note_usage(struct task *t, json_t *rec, long run)
+{
+	json_t *u = json_object_get(rec, "usage_total");
+	long sample = int_field(rec, "sample", 0);
+	struct lineage *l = NULL;
+
+	if (!json_is_object(u))
+		return;
+	for (size_t i = 0; i < t->nlines && !l; i++)
+		if (t->lines[i].run == run && t->lines[i].sample == sample)
+			l = &t->lines[i];
+	if (!l) {
+		t->lines = geak_xrealloc(t->lines, (t->nlines + 1) * sizeof *t->lines);
+		l = &t->lines[t->nlines++];
+		memset(l, 0, sizeof *l);
+		l->run = run, l->sample = sample;
+	}
+	/* Totals only grow along a lineage: its largest is its whole cost. */
+	if (int_field(u, "calls", 0) > l->calls)
+		l->calls = int_field(u, "calls", 0);
+	if (int_field(u, "input_tokens", 0) > l->input_tokens)
+		l->input_tokens = int_field(u, "input_tokens", 0);
+	if (int_field(u, "output_tokens", 0) > l->output_tokens)
+		l->output_tokens = int_field(u, "output_tokens", 0);
+}
+
+static void
+take_record(json_t *rec)
+{
+	const char *id = geak_get_str(rec, "id");
+	json_t *best, *e, *d;
+	struct task *t;
+	struct cand c;
+	size_t i;
+
+	if (!id)
+		id = geak_get_str(rec, "task.name");
+	if (!id)
+		id = "(no id)";
+	t = task_of(id);
+	memset(&c, 0, sizeof c);
+	c.rec = rec;
+	c.run = int_field(rec, "run", 0);
+	note_run(t, c.run);
+	note_usage(t, rec, c.run);
+	d = geak_get(rec, "task.difficulty");
+	if (json_is_integer(d) && !t->difficulty)
+		t->difficulty = json_incref(d);
+	json_decref(t->last);
+	t->last = json_incref(rec);
+	if ((c.out = geak_outcome(rec)) != GEAK_OUT_NONE) {
+		c.sha = geak_get_str(rec, "code_sha");
+		c.speedup = num_field(json_object_get(rec, "eval"), "speedup");
+		c.ms = geak_eval_ms(json_object_get(rec, "eval"));
+		c.iter = int_field(rec, "iter", 0);
+		c.seq = seq++;
+		add_cand(t, &c);
+	}
+	/* best holds only correct, unflagged, evaluator-measured entries. */
+	best = json_object_get(rec, "best");
+	json_array_foreach(best, i, e) {
+		if (!json_is_string(json_object_get(e, "code_sha")))
+			continue;
+		c.entry = e;
+		c.out = GEAK_OUT_CORRECT;
+		c.sha = json_string_value(json_object_get(e, "code_sha"));
+		c.speedup = num_field(e, "speedup");
+		c.ms = num_field(e, "ms");
+		c.iter = int_field(e, "iter", int_field(rec, "iter", 0));
+		c.seq = seq++;
+		add_cand(t, &c);
+	}
+}
+
+/* Rank of an outcome for picking: correct beats merely running. */
+static int
+outcome_rank(enum geak_outcome o)
+{
+	switch (o) {
+	case GEAK_OUT_CORRECT: return 3;
+	case GEAK_OUT_FLAGGED: case GEAK_OUT_WRONG: return 2;
+	case GEAK_OUT_CALL_FAIL: return 1;
+	default: return 0;
+	}
+}
+
+/* qsort order: best first. */
+static int
+cand_cmp(const void *pa, const void *pb)
+{
+	const struct cand *a = pa, *b = pb;
+	int ra = outcome_rank(a->out), rb = outcome_rank(b->out);
+
+	if (ra != rb)
+		return rb - ra;
+	if (isnan(a->speedup) != isnan(b->speedup))
+		return isnan(a->speedup) ? 1 : -1;
+	if (!isnan(a->speedup) && a->speedup != b->speedup)
+		return a->speedup > b->speedup ? -1 : 1;
+	if (!isnan(a->ms) && !isnan(b->ms) && a->ms != b->ms)
+		return a->ms < b->ms ? -1 : 1;
+	if (a->iter != b->iter)
+		return a->iter < b->iter ? -1 : 1; /* found earlier: cheaper */
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Best candidate of t among runs/iterations allowed; NULL if none. */
+static const struct cand *
+pick(const struct task *t, long run, long max_iter)
+{
+	const struct cand *best = NULL;
+
+	for (size_t i = 0; i < t->ncands; i++) {
+		const struct cand *c = &t->cands[i];
+		if ((run >= 0 && c->run != run) || (max_iter >= 0 && c->iter > max_iter))
+			continue;
+		if (!best || cand_cmp(c, best) < 0)
+			best = c;
+	}
+	return best;
+}
+
+static int
+passes_call(const struct cand *c)
+{
+	return c && c->out >= GEAK_OUT_WRONG;
+}
+
+static int
+passes_exec(const struct cand *c)
+{
+	return c && c->out == GEAK_OUT_CORRECT;
+}
+
+static json_t *
+num_or_null(double v)
+{
+	return isnan(v) || isinf(v) ? json_null() : json_real(v);
+}
+
+/* The record that carries candidate c, as the artifact to apply. */
+static json_t *
+selected_record(const struct task *t, const struct cand *c, long rank)
+{
+	json_t *rec = json_deep_copy(c ? c->rec : t->last);
+
+	if (!c)
+		return rec;
+	if (c->entry) {
+		/* The code came from the best list: the record's own eval is
+		 * of other code, so it goes. */
+		json_object_set(rec, "code", json_object_get(c->entry, "code"));
+		json_object_set(rec, "code_sha", json_object_get(c->entry, "code_sha"));
+		if (json_is_string(json_object_get(c->entry, "reflection")))
+			json_object_set(rec, "reflection", json_object_get(c->entry, "reflection"));
+		else
+			json_object_del(rec, "reflection");
+		json_object_del(rec, "eval");
+	}
+	json_object_set_new(rec, "selected", json_pack("{s:s, s:b, s:b, s:o, s:o, s:I, s:I, s:I, s:s}",
+	    "code_sha", c->sha, "call", passes_call(c), "exec", passes_exec(c),
+	    "speedup", num_or_null(passes_exec(c) ? c->speedup : NAN),
+	    "ms", num_or_null(c->ms), "run", (json_int_t)c->run,
+	    "iter", (json_int_t)c->iter, "rank", (json_int_t)rank,
+	    "from", c->entry ? "best" : "eval"));
+	return rec;
+}
+
+static int
+write_selection(struct geak_output *out, long beam)
+{
+	for (size_t i = 0; i < ntasks; i++) {
+		struct task *t = &tasks[i];
+		long n = 0;
+
+		qsort(t->cands, t->ncands, sizeof *t->cands, cand_cmp);
+		do {
+			const struct cand *c = t->ncands ? &t->cands[n] : NULL;
+			json_t *rec = selected_record(t, c, n);
+			int r = geak_output_write(out, rec);
+			json_decref(rec);
+			if (r < 0)
+				return -1;
+		} while (++n < beam && (size_t)n < t->ncands);
+	}
+	return 0;
+}
+
+/* Metrics over the picks of every task at iterations <= max_iter. */
+struct tally {
+	size_t tasks, call, exec;
+	double *speedups;
+	size_t nspeedups;
+};
+
+static void
+tally_add(struct tally *ty, const struct cand *c)
+{
+	ty->tasks++;
+	ty->call += passes_call(c);
+	ty->exec += passes_exec(c);
+	if (passes_exec(c) && !isnan(c->speedup)) {
+		ty->speedups = geak_xrealloc(ty->speedups, (ty->nspeedups + 1) * sizeof(double));
+		ty->speedups[ty->nspeedups++] = c->speedup;
+	}
+}
+
+static double
+ratio(size_t a, size_t b)
+{
+	return b ? (double)a / (double)b : NAN;
+}
+
+static void
+tally_put(json_t *obj, const struct tally *ty, size_t denominator)
+{
+	json_object_set_new(obj, "tasks", json_integer((json_int_t)ty->tasks));
+	json_object_set_new(obj, "call_pass", json_integer((json_int_t)ty->call));
+	json_object_set_new(obj, "exec_pass", json_integer((json_int_t)ty->exec));
+	json_object_set_new(obj, "call_accuracy", num_or_null(ratio(ty->call, denominator)));
+	json_object_set_new(obj, "exec_accuracy", num_or_null(ratio(ty->exec, denominator)));
+	json_object_set_new(obj, "speedup_n", json_integer((json_int_t)ty->nspeedups));
+	json_object_set_new(obj, "speedup_mean", num_or_null(geak_mean(ty->speedups, ty->nspeedups)));
+	json_object_set_new(obj, "speedup_geomean", num_or_null(geak_geomean(ty->speedups, ty->nspeedups)));
+}
+
+static json_t *
+tally_json(long max_iter, json_t *difficulty, size_t total)
+{
+	struct tally ty = { 0 };
+	json_t *obj = json_object();
+
+	for (size_t i = 0; i < ntasks; i++) {
+		if (difficulty && !json_equal(difficulty, tasks[i].difficulty))
+			continue;
+		tally_add(&ty, pick(&tasks[i], -1, max_iter));
+	}
+	tally_put(obj, &ty, difficulty || !total ? ty.tasks : total);
+	free(ty.speedups);
+	return obj;
+}
+
+static json_t *
+kernels_json(void)
+{
+	json_t *list = json_array();
+
+	for (size_t i = 0; i < ntasks; i++) {
+		const struct task *t = &tasks[i];
+		const struct cand *c = pick(t, -1, -1);
+		size_t call_runs = 0, exec_runs = 0;
+
+		for (size_t r = 0; r < t->nruns; r++) {
+			call_runs += passes_call(pick(t, t->runs[r], -1));
+			exec_runs += passes_exec(pick(t, t->runs[r], -1));
+		}
+		json_array_append_new(list, json_pack("{s:s, s:O, s:b, s:b, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
+		    "id", t->id, "difficulty", t->difficulty ? t->difficulty : json_null(),
+		    "call", passes_call(c), "exec", passes_exec(c),
+		    "speedup", num_or_null(passes_exec(c) ? c->speedup : NAN),
+		    "ms", num_or_null(c ? c->ms : NAN),
+		    "run", c ? json_integer(c->run) : json_null(),
+		    "iter", c ? json_integer(c->iter) : json_null(),
+		    "runs", (json_int_t)t->nruns, "call_runs", (json_int_t)call_runs,
+		    "exec_runs", (json_int_t)exec_runs));
+	}
+	return list;
+}
+
+/* pass@k per k, averaged over the tasks with at least k runs. */
+static json_t *
+passk_json(const struct opts *o, json_t *kernels)
+{
+	json_t *list = json_array();
+
+	for (size_t j = 0; j < o->nks; j++) {
+		double call = 0, exec = 0; /* fresh for every k */
+		size_t used = 0, i;
+		json_t *kr;
+
+		json_array_foreach(kernels, i, kr) {
+			long n = int_field(kr, "runs", 0);
+			if (o->ks[j] > n)
+				continue;
+			call += geak_pass_at_k(n, int_field(kr, "call_runs", 0), o->ks[j]);
+			exec += geak_pass_at_k(n, int_field(kr, "exec_runs", 0), o->ks[j]);
+			used++;
+		}
+		json_array_append_new(list, json_pack("{s:I, s:I, s:o, s:o}",
+		    "k", (json_int_t)o->ks[j], "tasks", (json_int_t)used,
+		    "call", num_or_null(used ? call / (double)used : NAN),
+		    "exec", num_or_null(used ? exec / (double)used : NAN)));
+	}
+	return list;
+}
+
+static json_t *
+by_iter_json(size_t total)
+{
+	json_t *list = json_array();
+	long max_iter = 0;
+
+	for (size_t i = 0; i < ntasks; i++)
+		for (size_t j = 0; j < tasks[i].ncands; j++)
+			if (tasks[i].cands[j].iter > max_iter)
+				max_iter = tasks[i].cands[j].iter;
+	for (long it = 0; it <= max_iter; it++) {
+		json_t *row = tally_json(it, NULL, total);
+		json_object_set_new(row, "iter", json_integer(it));
+		json_array_append_new(list, row);
+	}
+	return list;
+}
+
+static json_t *
+by_difficulty_json(void)
+{
+	json_t *seen = json_array(), *list = json_array(), *d;
+	size_t i;
+
+	for (i = 0; i < ntasks; i++) {
+		json_t *v = tasks[i].difficulty ? tasks[i].difficulty : json_null();
+		size_t j;
+		int dup = 0;
+		json_array_foreach(seen, j, d)
+			dup |= json_equal(d, v);
+		if (!dup)
+			json_array_append(seen, v);
+	}
+	json_array_foreach(seen, i, d) {
+		json_t *row;
+		if (json_is_null(d))
+			continue;
+		row = tally_json(-1, d, 0);
+		json_object_set(row, "difficulty", d);
+		json_array_append_new(list, row);
+	}
+	json_decref(seen);
+	return list;
+}
+
+static json_t *
+usage_json(const struct opts *o)
+{
+	long calls = 0, in = 0, out = 0;
+	double cost = NAN;
+
+	for (size_t i = 0; i < ntasks; i++)
+		for (size_t j = 0; j < tasks[i].nlines; j++) {
+			calls += tasks[i].lines[j].calls;
+			in += tasks[i].lines[j].input_tokens;
+			out += tasks[i].lines[j].output_tokens;
+		}
+	if (o->price_in >= 0 && o->price_out >= 0)
+		cost = (in * o->price_in + out * o->price_out) / 1e6;
+	return json_pack("{s:I, s:I, s:I, s:o}", "calls", (json_int_t)calls,
+	    "input_tokens", (json_int_t)in, "output_tokens", (json_int_t)out,
+	    "cost", num_or_null(cost));
+}
+
+static json_t *
+summary_json(const struct opts *o, size_t records)
+{
+	size_t total = o->total_tasks > 0 ? (size_t)o->total_tasks : ntasks;
+	json_t *sum = tally_json(-1, NULL, total);
+	json_t *kernels = kernels_json();
+	size_t max_runs = 0;
+
+	for (size_t i = 0; i < ntasks; i++)
+		if (tasks[i].nruns > max_runs)
+			max_runs = tasks[i].nruns;
+	json_object_set_new(sum, "schema", json_integer(GEAK_SCHEMA));
+	json_object_set_new(sum, "records", json_integer((json_int_t)records));
+	json_object_set_new(sum, "runs", json_integer((json_int_t)max_runs));
+	json_object_set_new(sum, "total_tasks", json_integer((json_int_t)total));
+	json_object_set_new(sum, "pass_at_k", passk_json(o, kernels));
+	json_object_set_new(sum, "by_difficulty", by_difficulty_json());
+	json_object_set_new(sum, "by_iter", by_iter_json(total));
+	json_object_set_new(sum, "usage", usage_json(o));
+	json_object_set_new(sum, "kernels", kernels);
+	return sum;
+}
+
+static int
+write_json_file(const char *path, json_t *obj)
+{
+	FILE *fp = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+
+	if (!fp) {
+		geak_warn("%s:", path);
+		return -1;
+	}
+	if (json_dumpf(obj, fp, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) < 0 ||
+	    fputc('\n', fp) == EOF) {
+		geak_warn("%s: write failed:", path);
+		if (fp != stdout)
+			fclose(fp);
+		return -1;
+	}
+	if (fp == stdout)
+		return 0;
+	if (geak_fshut(fp, path) < 0) {
+		fclose(fp);
+		return -1;
+	}
+	if (fclose(fp) != 0) {
+		geak_warn("%s: close failed:", path);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+free_tasks(void)
+{
+	for (size_t i = 0; i < ntasks; i++) {
+		for (size_t j = 0; j < tasks[i].ncands; j++)
+			json_decref(tasks[i].cands[j].rec);
+		free(tasks[i].cands);
+		free(tasks[i].runs);
+		free(tasks[i].lines);
+		json_decref(tasks[i].difficulty);
+		json_decref(tasks[i].last);
+		free(tasks[i].id);
+	}
+	free(tasks);
+}
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+	    "usage: %s [-S] [-b N] [-k LIST] [-s FILE] [-r FILE] [--tasks N]\n"
+	    "       [--price-in USD] [--price-out USD] [FILE...]\n"
+	    "  -b, --beam N        keep the N best candidates per task (default 1)\n"
+	    "  -k, --pass-at LIST  k values for pass@k, comma-separated (default 1)\n"
+	    "  -s, --summary FILE  write the summary as JSON to FILE ('-': stdout)\n"
+	    "  -S, --summary-only  write the summary to stdout instead of records\n"
+	    "  -r, --report FILE   write a report, HTML (.html) or Markdown (.md)\n"
+	    "      --tasks N       divide accuracies by N tasks, not by those seen\n"
+	    "      --price-in X    price of a million input tokens, for the cost\n"
+	    "      --price-out X   price of a million output tokens\n"
+	    "  -h, --help          this help\n"
+	    "      --version       print the version\n", geak_prog);
+}
+
+static void
+parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { OPT_VERSION = 0x1000, OPT_TASKS, OPT_PRICE_IN, OPT_PRICE_OUT };
+	static const struct option longopts[] = {
+		{ "beam", required_argument, NULL, 'b' },
+		{ "pass-at", required_argument, NULL, 'k' },
+		{ "summary", required_argument, NULL, 's' },
+		{ "summary-only", no_argument, NULL, 'S' },
+		{ "report", required_argument, NULL, 'r' },
+		{ "tasks", required_argument, NULL, OPT_TASKS },
+		{ "price-in", required_argument, NULL, OPT_PRICE_IN },
+		{ "price-out", required_argument, NULL, OPT_PRICE_OUT },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "b:k:s:Sr:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'b': o->beam = geak_parse_long(optarg, "--beam", 1, 1000000); break;
+		case 'k':
+			free(o->ks);
+			if (geak_parse_k_list(optarg, &o->ks, &o->nks) < 0) {
+				geak_warn("--pass-at: not a list of positive integers: '%s'", optarg);
+				exit(GEAK_EXIT_USAGE);
+			}
+			break;
+		case 's': o->summary_path = optarg; break;
+		case 'S': o->summary_only = 1; break;
+		case 'r': o->report_path = optarg; break;
+		case OPT_TASKS: o->total_tasks = geak_parse_long(optarg, "--tasks", 1, 100000000); break;
+		case OPT_PRICE_IN: o->price_in = geak_parse_double(optarg, "--price-in", 0, 1e9); break;
+		case OPT_PRICE_OUT: o->price_out = geak_parse_double(optarg, "--price-out", 0, 1e9); break;
+		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") ? GEAK_EXIT_FATAL : 0);
+		case OPT_VERSION: geak_print_version(); exit(0);
+		default: usage(stderr); exit(GEAK_EXIT_USAGE);
+		}
+	}
+	if (o->report_path && geak_report_format(o->report_path) < 0) {
+		geak_warn("--report: name the file .html, .htm or .md: '%s'", o->report_path);
+		exit(GEAK_EXIT_USAGE);
+	}
+	if (!o->ks) {
+		o->ks = geak_xmalloc(sizeof *o->ks);
+		o->ks[0] = 1;
+		o->nks = 1;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o = { .beam = 1, .price_in = -1, .price_out = -1 };
+	struct geak_input *in;
+	struct geak_output out;
+	json_t *rec, *sum = NULL;
+	size_t records = 0;
+	int r, status = GEAK_EXIT_OK;
+
+	geak_setprog(argv[0]);
+	parse_args(argc, argv, &o);
+	in = geak_input_open(argv + optind, argc - optind);
+	while ((r = geak_input_next(in, &rec)) != GEAK_READ_EOF) {
+		if (r == GEAK_READ_FAIL) {
+			status = GEAK_EXIT_FATAL;
+			continue;
+		}
+		records++;
+		/* Bad lines and failed records still count: a task that only
+		 * ever failed is a task that did not pass. */
+		if (r == GEAK_READ_BAD)
+			status = status ? status : GEAK_EXIT_RECORDS;
+		else
+			take_record(rec);
+		json_decref(rec);
+	}
+	geak_input_close(in);
+	geak_output_init(&out, stdout, "stdout");
+	if (o.summary_path || o.summary_only || o.report_path)
+		sum = summary_json(&o, records);
+	if (!o.summary_only && write_selection(&out, o.beam) < 0)
+		status = GEAK_EXIT_FATAL;
+	if (o.summary_only && write_json_file("-", sum) < 0)
+		status = GEAK_EXIT_FATAL;
+	if (o.summary_path && write_json_file(o.summary_path, sum) < 0)
+		status = GEAK_EXIT_FATAL;
+	if (o.report_path && geak_report_write(o.report_path, sum) < 0)
+		status = GEAK_EXIT_FATAL;
+	if (geak_output_close(&out) < 0)
+		status = GEAK_EXIT_FATAL;
+	json_decref(sum);
+	free_tasks();
+	free(o.ks);
+	return status;
+}

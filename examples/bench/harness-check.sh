@@ -1,0 +1,100 @@
+#!/bin/sh
+# harness-check.sh: evaluate every benchmark reference as if it were a
+# candidate.  A reference must pass its own test, so every failure here
+# is a fault of the harness or the machine, not of a model:
+#
+#   geak-import --as-candidate SOURCE... | geak-eval | geak-select -S
+#
+# Writes DIR/tasks.jsonl, DIR/evaluated.jsonl and DIR/summary.json, prints
+# one line per task and the summary, and exits 0 when every reference
+# passed, 1 when some did not, 2 on a usage error, 3 when a stage failed.
+# geak-eval's flags come from GEAK_EVAL_FLAGS (split at white space).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+PATH=$here/../../bin:$PATH
+export PATH
+prog=harness-check.sh
+
+suite=all ids= out=bench-check cpu= orig=
+usage() {
+	cat >&2 <<USAGE
+usage: $prog [-c] [-s tbg|rocm|all] [-i IDS|FILE] [-H SOURCE] [-o DIR] SOURCE...
+  -c        CPU mode: evaluate on Triton's interpreter (geak-eval --cpu),
+            and only the tasks
+            measured to run there (task.cpu_ok; without that list, the
+            smoke set smoke-tbg.txt, or smoke-rocm.txt for -s rocm)
+  -s SUITE  suite to check (default all)
+  -i IDS    only these tasks (geak-import --ids)
+  -H SOURCE thunlp/TritonBench archive: check the CUDA originals of the
+            kernels that use AMD's libdevice (geak-import --original-hip)
+  -o DIR    output folder (default bench-check)
+SOURCE: the benchmark archives or checkouts, as geak-import(1) takes them.
+USAGE
+	exit 2
+}
+while getopts cs:i:H:o:h opt; do
+	case $opt in
+	c) cpu=1 ;;
+	s) suite=$OPTARG ;;
+	i) ids=$OPTARG ;;
+	H) orig=$OPTARG ;;
+	o) out=$OPTARG ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || usage
+command -v jq >/dev/null || { echo "$prog: needs jq" >&2; exit 3; }
+mkdir -p "$out" || exit 3
+
+# Keep the import's status: a bad task (1) is reported, not fatal.
+import_tasks() {
+	geak-import --as-candidate --suite "$suite" ${ids:+--ids "$ids"} \
+		${orig:+--original-hip "$orig"} "$@"
+}
+import_tasks "$@" > "$out/tasks.all.jsonl"
+[ $? -le 1 ] || exit 3
+if [ -n "$cpu" ]; then
+	if [ -z "$ids" ] && jq -e 'select(.task.cpu_ok != null)' "$out/tasks.all.jsonl" >/dev/null; then
+		jq -c 'select(.task.cpu_ok or .error)' "$out/tasks.all.jsonl" > "$out/tasks.jsonl"
+	elif [ -z "$ids" ]; then
+		ids=$here/smoke-tbg.txt
+		[ "$suite" = rocm ] && ids=$here/smoke-rocm.txt
+		import_tasks "$@" > "$out/tasks.jsonl"
+		[ $? -le 1 ] || exit 3
+	else
+		cp "$out/tasks.all.jsonl" "$out/tasks.jsonl" || exit 3
+	fi
+else
+	cp "$out/tasks.all.jsonl" "$out/tasks.jsonl" || exit 3
+fi
+rm -f "$out/tasks.all.jsonl"
+ntasks=$(grep -c . "$out/tasks.jsonl")
+echo "$prog: $ntasks references to evaluate${cpu:+ on the CPU}" >&2
+
+# shellcheck disable=SC2086  # flags are meant to split
+geak-eval ${cpu:+--cpu} ${GEAK_EVAL_FLAGS:-} "$out/tasks.jsonl" > "$out/evaluated.jsonl.tmp"
+[ $? -le 1 ] || { echo "$prog: geak-eval failed" >&2; exit 3; }
+mv -f "$out/evaluated.jsonl.tmp" "$out/evaluated.jsonl" || exit 3
+geak-select --tasks "$ntasks" -S "$out/evaluated.jsonl" > "$out/summary.json"
+[ $? -le 1 ] || { echo "$prog: geak-select failed" >&2; exit 3; }
+
+# One line per task: id, call, exec, speedup, evaluator flags, and why it
+# failed.  A flag (e.g. unstable_reference: the reference itself gives
+# different outputs for one seed) does not fail the check, but
+# geak-select does not count a flagged candidate as correct.
+jq -r '[.id,
+	(if .error then "error" else (.eval.call | tostring) end),
+	(.eval.exec // false | tostring),
+	(.eval.speedup // "-" | tostring),
+	((.eval.flags // []) | if length > 0 then join(",") else "-" end),
+	(.error.message // .eval.message // .eval.reason // "" | tostring
+		| split("\n")[0] | .[0:160])] | @tsv' "$out/evaluated.jsonl"
+jq -r '"references: \(.total_tasks // .tasks)  call accuracy: \(.call_accuracy)  exec accuracy: \(.exec_accuracy)  mean speedup: \(.speedup_mean // "-")"' \
+	"$out/summary.json"
+failed=$(jq -r 'select(.eval.exec != true) | .id' "$out/evaluated.jsonl")
+if [ -n "$failed" ]; then
+	echo "$prog: references that did not pass:" $failed >&2
+	exit 1
+fi
+exit 0

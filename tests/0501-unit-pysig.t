@@ -1,0 +1,2 @@
+#!/bin/sh
+unit=test-pysig . "$(dirname "$0")/unit.sh"
