@@ -41,7 +41,7 @@ LIBS_geak-retrieve = $(ARCHIVE_LIBS)
 LIBS_geak-gen      = $(CURL_LIBS)
 LIBS_geak-reflect  = $(CURL_LIBS)
 LIBS_geak-opt      = $(CURL_LIBS)
-LIBS_geak-bench    = $(ARCHIVE_LIBS)
+LIBS_geak-import   = $(ARCHIVE_LIBS)
 
 TOOLS = $(patsubst bin/%.c,bin/%,$(wildcard bin/*.c))
 LIBSRC = $(wildcard lib/*.c)
@@ -95,6 +95,18 @@ fuzz: tests/fuzz/fuzz-record
 	tests/fuzz/fuzz-record -max_total_time=$(FUZZ_TIME) -max_len=4096 \
 		tests/fuzz/corpus tests/fuzz/seeds
 
+# Benchmarks (examples/bench/bench.sh): every reference evaluated as a
+# candidate, then, with an LLM provider configured, the agent.
+BENCH_DATA = ../shared/bench
+bench: all
+	sh examples/bench/bench.sh $(BENCH_DATA)
+.PHONY: bench
+
+# The whole agent on the bundled example task, offline (examples/demo.sh,
+# which runs `make deps` when something is missing and builds first).
+demo:
+	@sh examples/demo.sh
+
 # Set-up: Debian packages and the harness's Python environment.
 deps:
 	@sh share/setup/deps.sh
@@ -122,4 +134,4 @@ clean:
 
 FORCE:
 
-.PHONY: all units check fuzz deps install uninstall clean FORCE
+.PHONY: all units check fuzz demo deps install uninstall clean FORCE
