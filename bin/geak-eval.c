@@ -1,0 +1,1224 @@
+/* geak-eval: evaluate candidate kernels: call, execution (correctness
+ * against the reference) and speed, in a sandbox, with a trusted judge
+ * that never imports the candidate's code.  See geak-eval(1).
+ *
+ * Threads: one reads records, one per slot (-j) evaluates them through
+ * its own warm harness worker, and the main thread writes the results in
+ * input order as they become ready. */
+#include <errno.h>
+#include <getopt.h>
+#include <glob.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include "evalcache.h"
+#include "evalworker.h"
+#include "gpu.h"
+#include "gpulock.h"
+#include "record.h"
+#include "runner.h"
+
+#define TAIL_BYTES 2000
+
+struct opts {
+	long jobs;
+	char **gpus;              /* one per slot's device; NULL: CPU mode */
+	size_t ngpus;
+	char *vendor;             /* of the GPUs, from the runtimes; NULL: unknown */
+	double timeout_s, compile_s;
+	char *cache_dir;
+	int no_cache, keep, cpu, gpus_given;
+	long seeds, reps;
+	double speedup_limit;
+	const char *python;
+	char *harness;            /* geak_worker.py */
+	const char *tmp_parent;
+};
+
+struct item {
+	json_t *rec;
+	char *where;
+	int state;                /* 0 queued, 1 taken, 2 done */
+	int verdict;              /* GEAK_DONE, GEAK_PASS, GEAK_FAILED */
+};
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct item *items;
+	size_t n, cap, next;
+	int eof, read_failed;
+} q = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, 0, 0 };
+
+struct slot {
+	int idx;
+	const char *gpu;
+	struct geak_worker w;
+	int up;
+	json_t *hello;            /* a stored greeting still valid, or NULL */
+	size_t layer;             /* index of the sandbox layers in use */
+	char *home;
+	char *refs;               /* reference outputs kept by this run */
+	const char *const *write_dirs;
+};
+
+static struct opts opt = {
+	.jobs = 0, .timeout_s = 120, .compile_s = 300, .seeds = 3, .reps = 20,
+	.speedup_limit = 10,
+};
+static char *scratch;         /* this run's private directory */
+static char *lockdir;
+
+/* ---- small helpers ---- */
+
+static void
+nonce_hex(char out[33])
+{
+	unsigned char b[16];
+
+	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b)
+		geak_die(GEAK_EXIT_FATAL, "getrandom:");
+	for (int i = 0; i < 16; i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+/* The last bytes of a file as a JSON string (valid UTF-8), or null. */
+static json_t *
+file_tail(const char *dir, const char *name)
+{
+	char *path = geak_xasprintf("%s/%s", dir, name);
+	size_t len;
+	char *data = geak_read_file(path, &len);
+	json_t *s;
+
+	free(path);
+	if (!data)
+		return json_null();
+	if (len > TAIL_BYTES) {
+		memmove(data, data + len - TAIL_BYTES, TAIL_BYTES);
+		data[TAIL_BYTES] = '\0';
+	}
+	geak_utf8_scrub(data);
+	s = json_string(data);
+	free(data);
+	return s ? s : json_null();
+}
+
+static json_t *
+load_json(const char *dir, const char *name)
+{
+	char *path = geak_xasprintf("%s/%s", dir, name);
+	json_t *v = json_load_file(path, 0, NULL);
+
+	free(path);
+	return v;
+}
+
+/* Job files live in our own directories: failing to write one means the
+ * disk is full or gone, and no evaluation can go on. */
+static void
+dump_json(json_t *v, const char *dir, const char *name)
+{
+	char *path = geak_xasprintf("%s/%s", dir, name);
+
+	if (json_dump_file(v, path, JSON_COMPACT) < 0)
+		geak_die(GEAK_EXIT_FATAL, "cannot write %s", path);
+	free(path);
+}
+
+static void
+drop_dir(char *dir)
+{
+	if (dir && !opt.keep)
+		geak_rmtree(dir);
+	free(dir);
+}
+
+/* ---- the task ---- */
+
+static const struct geak_field common_fields[] = {
+	{ "code", GEAK_T_STRING, 1 },
+	{ "task", GEAK_T_OBJECT, 1 },
+	{ "task.suite", GEAK_T_STRING, 1 },
+	{ "task.name", GEAK_T_STRING, 1 },
+	{ "task.test", GEAK_T_STRING, 1 },
+	{ "task.reference", GEAK_T_STRING, 0 },
+	{ "task.perf", GEAK_T_STRING, 0 },
+	{ "task.entry", GEAK_T_STRING, 0 },
+	{ "task.tolerance", GEAK_T_OBJECT, 0 },
+	{ "task.test_autotune", GEAK_T_STRING, 0 },
+	{ "task.tolerance.rtol", GEAK_T_NUMBER, 0 },
+	{ "task.tolerance.atol", GEAK_T_NUMBER, 0 },
+	{ NULL, 0, 0 },
+};
+
+/* Everything that determines the reference's outputs: the key of the
+ * reference cache and, with the code added, of the evaluation cache. */
+static json_t *
+task_spec(json_t *rec, struct slot *s, json_t *hello, char *msg, size_t msglen)
+{
+	const char *suite, *name;
+	json_t *spec, *seeds, *tol;
+
+	if (geak_check_fields(rec, common_fields, msg, msglen) < 0)
+		return NULL;
+	suite = geak_get_str(rec, "task.suite");
+	name = geak_get_str(rec, "task.name");
+	if (strcmp(suite, "tbg") && strcmp(suite, "rocm") && strcmp(suite, "plain")) {
+		snprintf(msg, msglen, "field 'task.suite': '%s' is not tbg, rocm or plain", suite);
+		return NULL;
+	}
+	if (strcmp(suite, "rocm") && geak_absent(rec, "task.reference")) {
+		snprintf(msg, msglen, "field 'task.reference': missing");
+		return NULL;
+	}
+	if (!*name || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+	    != strlen(name) || (name[0] >= '0' && name[0] <= '9')) {
+		snprintf(msg, msglen, "field 'task.name': '%s' is not a Python identifier", name);
+		return NULL;
+	}
+	seeds = json_array();
+	for (long i = 0; i < opt.seeds; i++)
+		json_array_append_new(seeds, json_integer(42 + i));
+	spec = json_pack("{s:s, s:s, s:O, s:o, s:b, s:O, s:O, s:O}",
+	    "suite", suite, "name", name, "test", geak_get(rec, "task.test"),
+	    "seeds", seeds, "cpu", s->gpu == NULL,
+	    "reference", geak_absent(rec, "task.reference") ? json_null() : geak_get(rec, "task.reference"),
+	    "perf", geak_absent(rec, "task.perf") ? json_null() : geak_get(rec, "task.perf"),
+	    "entry", geak_absent(rec, "task.entry") ? json_null() : geak_get(rec, "task.entry"));
+	if (!spec)
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+	/* As GEAK-eval does: a ROCm candidate that autotunes is tested with
+	 * the variant that passes no launch meta-parameters (its reference
+	 * keeps the original test). */
+	if (!strcmp(suite, "rocm") && json_is_string(geak_get(rec, "task.test_autotune")) &&
+	    strstr(geak_get_str(rec, "code"), "@triton.autotune"))
+		json_object_set(spec, "cand_test", geak_get(rec, "task.test_autotune"));
+	tol = geak_get(rec, "task.tolerance");
+	if (json_is_object(tol))
+		json_object_set(spec, "tolerance", tol);
+	json_object_set(spec, "harness", json_object_get(hello, "harness"));
+	json_object_set(spec, "versions", json_object_get(hello, "versions"));
+	json_object_set(spec, "device", json_object_get(hello, "device"));
+	return spec;
+}
+
+/* ---- talking to the worker ---- */
+
+/* ---- the worker's greeting, stored ----
+ *
+ * The cache key needs the harness version, the library versions and the
+ * device, which the worker's greeting gives; a greeting stored with the
+ * fingerprint of what it depends on lets a run whose every candidate is
+ * cached finish without starting Python. */
+
+static char *
+hello_path(const struct slot *s)
+{
+	char key[65];
+	json_t *k = json_pack("{s:s, s:s, s:s?, s:s?}", "python", opt.python, "script", opt.harness,
+	    "gpu", s->gpu, "vendor", opt.vendor);
+
+	geak_cache_key(k, key);
+	json_decref(k);
+	return geak_xasprintf("%s/worker/%s.json", opt.cache_dir, key);
+}
+
+static int
+fingerprint_ok(json_t *hello)
+{
+	json_t *fp = json_object_get(hello, "fingerprint"), *e;
+	size_t i;
+
+	if (!json_is_array(fp) || json_array_size(fp) == 0)
+		return 0;
+	json_array_foreach(fp, i, e) {
+		const char *path = json_string_value(json_array_get(e, 0));
+		struct stat st;
+		if (!path || stat(path, &st) < 0)
+			return 0;
+		if ((json_int_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec !=
+		    json_integer_value(json_array_get(e, 1)) ||
+		    (json_int_t)st.st_size != json_integer_value(json_array_get(e, 2)) ||
+		    (json_int_t)st.st_ino != json_integer_value(json_array_get(e, 3)))
+			return 0;
+	}
+	return 1;
+}
+
+/* The greeting for cache keys: the running worker's, else a stored one
+ * whose fingerprint still holds, else NULL. */
+static json_t *
+known_hello(struct slot *s)
+{
+	char *path;
+
+	if (s->up)
+		return s->w.hello;
+	if (!s->hello && !opt.no_cache) {
+		path = hello_path(s);
+		s->hello = json_load_file(path, 0, NULL);
+		free(path);
+		if (s->hello && (!json_is_string(geak_get(s->hello, "device.name")) ||
+		    !fingerprint_ok(s->hello))) {
+			json_decref(s->hello);
+			s->hello = NULL;
+		}
+	}
+	return s->hello;
+}
+
+static void
+store_hello(struct slot *s)
+{
+	char *path = hello_path(s), *dir = geak_xasprintf("%s/worker", opt.cache_dir);
+	char *tmp = geak_xasprintf("%s.%ld.tmp", path, (long)getpid());
+
+	if (!opt.no_cache && json_is_string(geak_get(s->w.hello, "device.name")) &&
+	    geak_mkdirs(dir, 0700) == 0 && json_dump_file(s->w.hello, tmp, JSON_COMPACT) == 0)
+		rename(tmp, path);
+	unlink(tmp);
+	free(path), free(dir), free(tmp);
+}
+
+static int
+slot_up(struct slot *s, char *err, size_t errlen)
+{
+	struct geak_worker_opts o = {
+		.python = opt.python, .script = opt.harness, .gpu = s->gpu, .vendor = opt.vendor,
+		.home = s->home, .write_dirs = s->write_dirs, .start_timeout_s = 300,
+	};
+
+	/* Some GPU runtimes do not start inside a network namespace or under
+	 * Landlock: then the worker starts again with fewer layers, and each
+	 * evaluation records the layers it ran under. */
+	static const int layers[] = { GEAK_SB_NONET | GEAK_SB_FSWRITE, GEAK_SB_NONET, 0 };
+
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static size_t learned;    /* what one slot learned, the others reuse */
+
+	if (s->up)
+		return 0;
+	pthread_mutex_lock(&mu);
+	if (learned > s->layer)
+		s->layer = learned;
+	pthread_mutex_unlock(&mu);
+	for (size_t i = s->layer; i < sizeof layers / sizeof *layers; i++) {
+		o.sandbox = layers[i];
+		if (geak_worker_start(&s->w, &o, err, errlen) < 0)
+			return -1;
+		if (!s->gpu || json_is_string(geak_get(s->w.hello, "device.name")) ||
+		    i + 1 == sizeof layers / sizeof *layers)
+			break;
+		geak_warn("GPU %s: %s inside the sandbox (%s); starting the worker with fewer layers",
+		    s->gpu, "no device", geak_get_str(s->w.hello, "device.error") ?
+		    geak_get_str(s->w.hello, "device.error") : "unknown error");
+		geak_worker_stop(&s->w);
+		s->layer = i + 1;
+		pthread_mutex_lock(&mu);
+		if (learned < s->layer)
+			learned = s->layer;
+		pthread_mutex_unlock(&mu);
+	}
+	s->up = 1;
+	store_hello(s);
+	return 0;
+}
+
+/* One job in a fresh directory; the response, or NULL with err set. */
+static json_t *
+job(struct slot *s, const char *op, const char *dir, const char *nonce,
+	json_t *extra, char *err, size_t errlen)
+{
+	json_t *req = json_pack("{s:s, s:s, s:s, s:f, s:f}", "op", op, "dir", dir,
+	    "nonce", nonce, "timeout", opt.timeout_s, "compile_timeout", opt.compile_s);
+	json_t *resp;
+
+	if (extra)
+		json_object_update(req, extra);
+	if (slot_up(s, err, errlen) < 0) {
+		json_decref(req);
+		return NULL;
+	}
+	resp = geak_worker_call(&s->w, req, opt.timeout_s + opt.compile_s + 60, err, errlen);
+	json_decref(req);
+	if (!resp)
+		s->up = 0;
+	return resp;
+}
+
+/* A job that uses the GPU: under its lock, shared for correctness runs,
+ * exclusive for timing.  Without a GPU, just the job. */
+static json_t *
+gpu_job(struct slot *s, int exclusive, const char *op, const char *dir, const char *nonce,
+	json_t *extra, char *err, size_t errlen)
+{
+	struct geak_gpulock lock = { -1, -1 };
+	json_t *resp;
+
+	if (s->gpu && geak_gpulock_acquire(&lock, lockdir, s->gpu, exclusive) < 0)
+		geak_warn("cannot lock GPU %s in %s: %s; running without the lock", s->gpu,
+		    lockdir, strerror(errno));
+	resp = job(s, op, dir, nonce, extra, err, errlen);
+	geak_gpulock_release(&lock);
+	return resp;
+}
+
+static const char *
+resp_status(json_t *resp)
+{
+	const char *st = json_string_value(json_object_get(resp, "status"));
+
+	return st ? st : "";
+}
+
+static char *
+new_jobdir(const char *prefix)
+{
+	char *jobs = geak_xasprintf("%s/jobs", scratch);
+	char *dir = geak_mkworkdir(jobs, prefix);
+
+	if (!dir)
+		geak_die(GEAK_EXIT_FATAL, "cannot make a directory in %s:", jobs);
+	free(jobs);
+	return dir;
+}
+
+/* Run the reference once per task and device; its outputs stay in the
+ * cache (or in this run's directory with --no-cache).  Returns the
+ * directory and its nonce, or NULL with err set. */
+static char *
+reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], char *err, size_t errlen)
+{
+	char key[65], *dir, *tmp, *base;
+	json_t *meta, *jobspec, *resp;
+
+	/* The reference runs the task's own test, whatever the candidate's. */
+	jobspec = json_deep_copy(spec);
+	json_object_del(jobspec, "cand_test");
+	geak_cache_key(jobspec, key);
+	json_decref(jobspec);
+	base = opt.no_cache ? geak_xstrdup(s->refs) : geak_xasprintf("%s/ref", opt.cache_dir);
+	dir = geak_xasprintf("%s/%s", base, key);
+	meta = load_json(dir, "ref.json");
+	if (json_is_string(json_object_get(meta, "nonce"))) {
+		snprintf(nonce, 33, "%s", json_string_value(json_object_get(meta, "nonce")));
+		json_decref(meta);
+		free(base);
+		return dir;
+	}
+	json_decref(meta);
+	if (geak_mkdirs(base, 0700) < 0) {
+		snprintf(err, errlen, "cannot make %s: %s", base, strerror(errno));
+		free(base), free(dir);
+		return NULL;
+	}
+	tmp = geak_mkworkdir(base, "tmp-");
+	free(base);
+	if (!tmp) {
+		snprintf(err, errlen, "cannot make a directory for the reference: %s", strerror(errno));
+		free(dir);
+		return NULL;
+	}
+	jobspec = json_deep_copy(spec);
+	json_object_del(jobspec, "cand_test");
+	json_object_set_new(jobspec, "code", json_string(geak_get_str(rec, "task.reference")
+	    ? geak_get_str(rec, "task.reference") : ""));
+	nonce_hex(nonce);
+	dump_json(jobspec, tmp, "job.json");
+	json_decref(jobspec);
+	resp = gpu_job(s, 0, "run", tmp, nonce, NULL, err, errlen);
+	meta = resp ? load_json(tmp, "result.json") : NULL;
+	if (!resp || strcmp(resp_status(resp), "exit") || !meta) {
+		json_decref(meta);
+		if (resp) {
+			json_t *tail = file_tail(tmp, "stderr.txt");
+			const char *t = json_string_value(tail);
+			size_t tl = t ? strlen(t) : 0;
+			snprintf(err, errlen, "the reference run ended with %s%s%s%s", resp_status(resp),
+			    strcmp(resp_status(resp), "timeout") ? "" : " (see --timeout)",
+			    tl ? ": " : "", tl ? t + (tl > 600 ? tl - 600 : 0) : "");
+			json_decref(tail);
+		}
+		json_decref(resp);
+		geak_rmtree(tmp);
+		free(tmp), free(dir);
+		return NULL;
+	}
+	json_decref(resp);
+	json_decref(meta);
+	meta = json_pack("{s:s}", "nonce", nonce);
+	dump_json(meta, tmp, "ref.json");
+	json_decref(meta);
+	/* Two evaluators may race to the same reference: either result is
+	 * good, the loser's copy goes. */
+	if (rename(tmp, dir) < 0) {
+		geak_rmtree(tmp);
+		meta = load_json(dir, "ref.json");
+		if (!json_is_string(json_object_get(meta, "nonce"))) {
+			json_decref(meta);
+			snprintf(err, errlen, "cannot keep the reference outputs in %s", dir);
+			free(tmp), free(dir);
+			return NULL;
+		}
+		snprintf(nonce, 33, "%s", json_string_value(json_object_get(meta, "nonce")));
+		json_decref(meta);
+	}
+	free(tmp);
+	return dir;
+}
+
+/* ---- the evaluation ---- */
+
+static json_t *
+new_eval(const char *code_sha, struct slot *s)
+{
+	json_t *dev = json_object_get(json_object_get(s->w.hello, "device"), "name");
+
+	return json_pack("{s:s, s:b, s:b, s:n, s:s, s:n, s:n, s:[], s:[], s:[], s:n, s:n, s:O, s:O, s:f, s:b}",
+	    "code_sha", code_sha, "call", 0, "exec", 0, "speedup", "stage", "call",
+	    "reason", "message", "shapes", "flags", "notes", "stdout_tail", "stderr_tail",
+	    "device", dev ? dev : json_null(),
+	    "harness", json_object_get(s->w.hello, "harness"), "seconds", 0.0, "cached", 0);
+}
+
+static void
+fail(json_t *ev, const char *stage, const char *reason, const char *msg)
+{
+	json_object_set_new(ev, "stage", json_string(stage));
+	json_object_set_new(ev, "reason", json_string(reason));
+	if (msg) {
+		char *m = geak_xstrdup(msg);
+		geak_utf8_scrub(m);
+		json_object_set_new(ev, "message", json_string(m));
+		free(m);
+	}
+}
+
+/* flags: integrity findings (a flagged candidate is never selected as
+ * correct); notes: facts about the evaluation that say nothing against
+ * the candidate. */
+static void
+add_flag(json_t *ev, const char *flag)
+{
+	json_array_append_new(json_object_get(ev, "flags"), json_string(flag));
+}
+
+static void
+add_note(json_t *ev, const char *note)
+{
+	json_array_append_new(json_object_get(ev, "notes"), json_string(note));
+}
+
+static void
+sandbox_info(json_t *ev, struct slot *s, json_t *resp)
+{
+	json_t *sb = json_pack("{s:b, s:b, s:b}",
+	    "netns", (s->w.sandbox & GEAK_SB_NONET) != 0,
+	    "landlock_worker", (s->w.sandbox & GEAK_SB_FSWRITE) != 0,
+	    "landlock_job", json_is_true(json_object_get(resp, "landlock")));
+
+	json_object_set_new(ev, "sandbox", sb);
+	if (!json_is_true(json_object_get(resp, "landlock")))
+		add_note(ev, "no_landlock");
+}
+
+/* A run that did not exit by itself: timeout or crash. */
+static int
+run_ended_badly(json_t *ev, json_t *resp, const char *stage)
+{
+	const char *st = resp_status(resp);
+	char msg[200];
+
+	if (!strcmp(st, "timeout")) {
+		const char *phase = json_string_value(json_object_get(resp, "phase"));
+		snprintf(msg, sizeof msg, "killed after %.0f s %s", json_number_value(json_object_get(resp, "wall")),
+		    phase && !strcmp(phase, "compile") ? "before the first call returned (--compile-timeout)"
+		    : "(--timeout)");
+		fail(ev, stage, "timeout", msg);
+		return 1;
+	}
+	if (!strcmp(st, "signal")) {
+		snprintf(msg, sizeof msg, "killed by signal %lld",
+		    (long long)json_integer_value(json_object_get(resp, "signal")));
+		fail(ev, stage, "crash", msg);
+		return 1;
+	}
+	return 0;
+}
+
+static void
+copy_verdict(json_t *ev, json_t *v)
+{
+	static const char *keys[] = { "call", "exec", "stage", "reason", "message", NULL };
+	size_t i;
+	json_t *f;
+
+	for (const char **k = keys; *k; k++)
+		if (json_object_get(v, *k))
+			json_object_set(ev, *k, json_object_get(v, *k));
+	json_array_foreach(json_object_get(v, "flags"), i, f)
+		json_array_append(json_object_get(ev, "flags"), f);
+	json_array_foreach(json_object_get(v, "notes"), i, f)
+		json_array_append(json_object_get(ev, "notes"), f);
+	if (json_object_get(v, "runs"))
+		json_object_set(ev, "runs", json_object_get(v, "runs"));
+}
+
+static void
+judge(struct slot *s, json_t *ev, const char *refdir, const char *ref_nonce,
+	const char *canddir, const char *cand_nonce, json_t *spec)
+{
+	char *jdir = new_jobdir("judge-");
+	char nonce[33], err[1024];
+	json_t *tol = json_object_get(spec, "tolerance");
+	json_t *extra = json_pack("{s:s, s:s, s:s, s:s, s:O}", "ref", refdir, "cand", canddir,
+	    "ref_nonce", ref_nonce, "cand_nonce", cand_nonce, "suite", json_object_get(spec, "suite"));
+	json_t *resp, *v;
+
+	if (json_is_number(json_object_get(tol, "rtol")))
+		json_object_set(extra, "rtol", json_object_get(tol, "rtol"));
+	if (json_is_number(json_object_get(tol, "atol")))
+		json_object_set(extra, "atol", json_object_get(tol, "atol"));
+	nonce_hex(nonce);
+	resp = job(s, "judge", jdir, nonce, extra, err, sizeof err);
+	json_decref(extra);
+	v = resp ? load_json(jdir, "verdict.json") : NULL;
+	if (!v)
+		fail(ev, "call", "harness", resp ? "the judge wrote no verdict" : err);
+	else
+		copy_verdict(ev, v);
+	json_decref(v);
+	json_decref(resp);
+	drop_dir(jdir);
+}
+
+static double
+sum_field(json_t *rows, const char *key)
+{
+	double t = 0;
+	size_t i;
+	json_t *r;
+
+	json_array_foreach(rows, i, r)
+		t += json_number_value(json_object_get(r, key));
+	return t;
+}
+
+/* Peak bandwidth (GB/s) and arithmetic rate (TFLOP/s, dense 16-bit) by
+ * device name, for the above_roofline flag; 0 when unknown. */
+static void
+roofline(const char *dev, double *gbps, double *tflops)
+{
+	static const struct { const char *name; double gbps, tflops; } peaks[] = {
+		{ "H200", 4800, 990 }, { "H100", 3350, 990 }, { "A100", 2039, 312 },
+		{ "MI300X", 5300, 1307.4 }, { "MI250", 3277, 383 }, { NULL, 0, 0 },
+	};
+
+	*gbps = *tflops = 0;
+	for (int i = 0; dev && peaks[i].name; i++)
+		if (strstr(dev, peaks[i].name)) {
+			*gbps = peaks[i].gbps, *tflops = peaks[i].tflops;
+			return;
+		}
+}
+
+static void
+apply_timing(json_t *ev, json_t *t, const char *nonce)
+{
+	json_t *rows = json_object_get(t, "shapes"), *out = json_array(), *r;
+	const char *dev = json_string_value(json_object_get(ev, "device"));
+	double ms, ms_ref, peak_gbps, peak_tflops;
+	int above = 0;
+	size_t i;
+
+	if (!json_is_string(json_object_get(t, "nonce")) ||
+	    strcmp(json_string_value(json_object_get(t, "nonce")), nonce)) {
+		json_decref(out);
+		add_note(ev, "perf_failed");
+		fail(ev, "perf", "no_output", "the timing run wrote no result with this run's nonce");
+		json_object_set_new(ev, "stage", json_string("done"));
+		return;
+	}
+	if (json_array_size(json_object_get(t, "patched"))) {
+		json_decref(out);
+		json_object_set_new(ev, "exec", json_false());
+		fail(ev, "perf", "cheat", "the candidate replaced the timing functions");
+		return;
+	}
+	roofline(dev, &peak_gbps, &peak_tflops);
+	json_array_foreach(rows, i, r) {
+		double g = json_number_value(json_object_get(r, "gbps"));
+		double f = json_number_value(json_object_get(r, "tflops"));
+		json_array_append_new(out, json_pack("{s:O, s:O, s:O}", "shape", json_object_get(r, "shape"),
+		    "ms", json_object_get(r, "ms"), "ms_ref", json_object_get(r, "ms_ref")));
+		if ((peak_gbps > 0 && g > peak_gbps * 1.05) || (peak_tflops > 0 && f > peak_tflops * 1.05))
+			above = 1;
+	}
+	json_object_set_new(ev, "shapes", out);
+	ms = sum_field(rows, "ms");
+	ms_ref = sum_field(rows, "ms_ref");
+	if (ms > 0 && ms_ref > 0) {
+		double sp = ms_ref / ms;
+		json_object_set_new(ev, "speedup", json_real(sp));
+		if (sp > opt.speedup_limit)
+			add_flag(ev, "excessive_speedup");
+	}
+	if (above)
+		add_flag(ev, "above_roofline");
+}
+
+static void
+perf(struct slot *s, json_t *ev, json_t *spec, json_t *rec)
+{
+	char *dir = new_jobdir("time-");
+	char nonce[33], err[1024];
+	json_t *jobspec = json_deep_copy(spec), *resp, *t, *extra;
+	const char *kind;
+
+	json_object_set(jobspec, "code", json_object_get(rec, "code"));
+	dump_json(jobspec, dir, "job.json");
+	json_decref(jobspec);
+	nonce_hex(nonce);
+	extra = json_pack("{s:I}", "reps", (json_int_t)opt.reps);
+	resp = gpu_job(s, 1, "time", dir, nonce, extra, err, sizeof err);
+	json_decref(extra);
+	json_object_set_new(ev, "stage", json_string("perf"));
+	if (!resp) {
+		fail(ev, "perf", "harness", err);
+	} else if (!run_ended_badly(ev, resp, "perf")) {
+		t = load_json(dir, "timing.json");
+		kind = json_string_value(json_object_get(json_object_get(t, "error"), "kind"));
+		if (!t) {
+			fail(ev, "perf", "no_output", "the timing run wrote no result");
+		} else if (kind && (!strcmp(kind, "mismatch") || !strcmp(kind, "cheat"))) {
+			json_object_set_new(ev, "exec", json_false());
+			fail(ev, "perf", kind, json_string_value(json_object_get(json_object_get(t, "error"), "message")));
+		} else if (kind) {
+			add_note(ev, "perf_failed");
+			fail(ev, "perf", kind, json_string_value(json_object_get(json_object_get(t, "error"), "message")));
+		} else {
+			apply_timing(ev, t, nonce);
+			json_object_set_new(ev, "stage", json_string("done"));
+		}
+		json_decref(t);
+	}
+	json_decref(resp);
+	drop_dir(dir);
+}
+
+/* Evaluate the candidate; returns the eval object, or NULL with msg set
+ * when the harness itself could not be used. */
+static json_t *
+evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *msg, size_t msglen)
+{
+	char ref_nonce[33], nonce[33];
+	char *refdir, *dir;
+	json_t *ev, *resp, *jobspec;
+
+	refdir = reference(s, spec, rec, ref_nonce, msg, msglen);
+	if (!refdir)
+		return NULL;
+	ev = new_eval(code_sha, s);
+	dir = new_jobdir("cand-");
+	jobspec = json_deep_copy(spec);
+	json_object_set(jobspec, "code", json_object_get(rec, "code"));
+	dump_json(jobspec, dir, "job.json");
+	json_decref(jobspec);
+	nonce_hex(nonce);
+	resp = gpu_job(s, 0, "run", dir, nonce, NULL, msg, msglen);
+	if (!resp) {
+		json_decref(ev);
+		free(refdir);
+		drop_dir(dir);
+		return NULL;
+	}
+	sandbox_info(ev, s, resp);
+	json_object_set_new(ev, "stdout_tail", file_tail(dir, "stdout.txt"));
+	json_object_set_new(ev, "stderr_tail", file_tail(dir, "stderr.txt"));
+	if (!run_ended_badly(ev, resp, "call"))
+		judge(s, ev, refdir, ref_nonce, dir, nonce, spec);
+	json_decref(resp);
+	/* A reference that fails or a judge that cannot judge says nothing
+	 * about the candidate: the record gets an error, not a verdict. */
+	if (json_is_string(json_object_get(ev, "reason")) &&
+	    !strcmp(json_string_value(json_object_get(ev, "reason")), "harness")) {
+		snprintf(msg, msglen, "%s", json_string_value(json_object_get(ev, "message"))
+		    ? json_string_value(json_object_get(ev, "message")) : "the judge failed");
+		json_decref(ev);
+		free(refdir);
+		drop_dir(dir);
+		return NULL;
+	}
+	/* TritonBench and plain tasks bring performance cases in task.perf;
+	 * ROCm files carry theirs in test_performance. */
+	if (json_is_true(json_object_get(ev, "exec")) && s->gpu &&
+	    (json_is_string(json_object_get(spec, "perf")) ||
+	    !strcmp(json_string_value(json_object_get(spec, "suite")), "rocm")))
+		perf(s, ev, spec, rec);
+	free(refdir);
+	drop_dir(dir);
+	return ev;
+}
+
+static int
+cacheable(json_t *ev)
+{
+	const char *r = json_string_value(json_object_get(ev, "reason"));
+
+	return !r || (strcmp(r, "harness") && strcmp(r, "timeout") && strcmp(r, "crash"));
+}
+
+/* The evaluation's key: the reference's, the code, and the settings that
+ * change the timing or the flags. */
+static void
+eval_key(json_t *spec, const char *sha, char key[65])
+{
+	json_object_set_new(spec, "code_sha", json_string(sha));
+	json_object_set_new(spec, "reps", json_integer(opt.reps));
+	json_object_set_new(spec, "speedup_limit", json_real(opt.speedup_limit));
+	geak_cache_key(spec, key);
+	json_object_del(spec, "code_sha");
+	json_object_del(spec, "reps");
+	json_object_del(spec, "speedup_limit");
+}
+
+static int
+up_or_fail(struct slot *s, json_t *rec, const char *where)
+{
+	char msg[2048];
+
+	if (slot_up(s, msg, sizeof msg) == 0)
+		return 0;
+	geak_warn("%s: %s", where, msg);
+	geak_set_error(rec, "eval", "harness", "%s", msg);
+	return -1;
+}
+
+static int
+process(struct slot *s, json_t *rec, const char *where)
+{
+	char msg[2048], sha[65], key[65];
+	const char *code = json_string_value(json_object_get(rec, "code"));
+	json_t *spec, *ev, *cached;
+	double t0 = geak_now();
+
+	if (!code)
+		return GEAK_PASS; /* a task without a candidate: nothing to do */
+	geak_sha256_hex(code, strlen(code), sha);
+	if (json_is_string(geak_get(rec, "eval.code_sha")) && !strcmp(geak_get_str(rec, "eval.code_sha"), sha))
+		return GEAK_PASS; /* evaluated already */
+	if (!known_hello(s) && up_or_fail(s, rec, where) < 0)
+		return GEAK_FAILED;
+	t0 = geak_now(); /* the worker's start-up is not this candidate's time */
+	spec = task_spec(rec, s, known_hello(s), msg, sizeof msg);
+	if (!spec) {
+		geak_warn("%s: %s", where, msg);
+		geak_set_error(rec, "eval", "input", "%s", msg);
+		return GEAK_FAILED;
+	}
+	eval_key(spec, sha, key);
+	cached = opt.no_cache ? NULL : geak_cache_get(opt.cache_dir, "eval", key);
+	if (json_is_object(cached)) {
+		json_object_set_new(cached, "cached", json_true());
+		json_object_set_new(rec, "eval", cached);
+		if (geak_absent(rec, "code_sha"))
+			json_object_set_new(rec, "code_sha", json_string(sha));
+		json_decref(spec);
+		return GEAK_DONE;
+	}
+	json_decref(cached);
+	if (!s->up) {
+		/* A miss under a stored greeting: start the worker, and key the
+		 * result by what it says. */
+		json_decref(spec);
+		if (up_or_fail(s, rec, where) < 0)
+			return GEAK_FAILED;
+		t0 = geak_now();
+		spec = task_spec(rec, s, s->w.hello, msg, sizeof msg);
+		if (!spec) {
+			geak_set_error(rec, "eval", "input", "%s", msg);
+			return GEAK_FAILED;
+		}
+		eval_key(spec, sha, key);
+	}
+	ev = evaluate(s, rec, spec, sha, msg, sizeof msg);
+	json_decref(spec);
+	if (!ev) {
+		geak_warn("%s: %s", where, msg);
+		geak_set_error(rec, "eval", "harness", "%s", msg);
+		return GEAK_FAILED;
+	}
+	json_object_set_new(ev, "seconds", json_real((double)(long)((geak_now() - t0) * 1000) / 1000));
+	if (!opt.no_cache && cacheable(ev) && geak_cache_put(opt.cache_dir, "eval", key, ev) < 0)
+		geak_warn("cannot write to the cache %s: %s", opt.cache_dir, strerror(errno));
+	json_object_set_new(rec, "eval", ev);
+	if (geak_absent(rec, "code_sha"))
+		json_object_set_new(rec, "code_sha", json_string(sha));
+	return GEAK_DONE;
+}
+
+/* ---- threads ---- */
+
+static void *
+reader(void *arg)
+{
+	char **paths = arg;
+	int npaths = 0;
+	struct geak_input *in;
+	json_t *rec;
+	int r;
+
+	while (paths[npaths])
+		npaths++;
+	in = geak_input_open(paths, npaths);
+	while ((r = geak_input_next(in, &rec)) != GEAK_READ_EOF) {
+		pthread_mutex_lock(&q.mu);
+		if (r == GEAK_READ_FAIL) {
+			q.read_failed = 1;
+			pthread_mutex_unlock(&q.mu);
+			continue;
+		}
+		if (q.n == q.cap) {
+			q.cap = q.cap ? 2 * q.cap : 64;
+			q.items = geak_xrealloc(q.items, q.cap * sizeof *q.items);
+		}
+		struct item *it = &q.items[q.n++];
+		it->rec = rec;
+		it->where = geak_xstrdup(geak_input_where(in));
+		it->state = 0;
+		it->verdict = GEAK_DONE;
+		if (r == GEAK_READ_BAD || geak_has_error(rec)) {
+			it->state = 2;
+			it->verdict = r == GEAK_READ_BAD ? GEAK_FAILED : GEAK_PASS;
+		}
+		pthread_cond_broadcast(&q.cv);
+		pthread_mutex_unlock(&q.mu);
+	}
+	geak_input_close(in);
+	pthread_mutex_lock(&q.mu);
+	q.eof = 1;
+	pthread_cond_broadcast(&q.cv);
+	pthread_mutex_unlock(&q.mu);
+	return NULL;
+}
+
+static void *
+slot_main(void *arg)
+{
+	struct slot *s = arg;
+
+	for (;;) {
+		size_t i;
+		pthread_mutex_lock(&q.mu);
+		while (q.next < q.n && q.items[q.next].state != 0)
+			q.next++;
+		while (q.next >= q.n && !q.eof) {
+			pthread_cond_wait(&q.cv, &q.mu);
+			while (q.next < q.n && q.items[q.next].state != 0)
+				q.next++;
+		}
+		if (q.next >= q.n) {
+			pthread_mutex_unlock(&q.mu);
+			break;
+		}
+		i = q.next++;
+		q.items[i].state = 1;
+		json_t *rec = q.items[i].rec;
+		char *where = q.items[i].where;
+		pthread_mutex_unlock(&q.mu);
+
+		int v = process(s, rec, where);
+
+		pthread_mutex_lock(&q.mu);
+		q.items[i].verdict = v;
+		q.items[i].state = 2;
+		pthread_cond_broadcast(&q.cv);
+		pthread_mutex_unlock(&q.mu);
+	}
+	if (s->up)
+		geak_worker_stop(&s->w);
+	json_decref(s->hello);
+	s->hello = NULL;
+	return NULL;
+}
+
+/* Write results in input order as they complete. */
+static int
+writer(void)
+{
+	struct geak_output out;
+	int status = GEAK_EXIT_OK;
+
+	geak_output_init(&out, stdout, "stdout");
+	for (size_t i = 0;; i++) {
+		pthread_mutex_lock(&q.mu);
+		while (!(i < q.n && q.items[i].state == 2) && !(q.eof && i >= q.n))
+			pthread_cond_wait(&q.cv, &q.mu);
+		if (i >= q.n) {
+			pthread_mutex_unlock(&q.mu);
+			break;
+		}
+		json_t *rec = q.items[i].rec;
+		int v = q.items[i].verdict;
+		q.items[i].rec = NULL;
+		free(q.items[i].where);
+		pthread_mutex_unlock(&q.mu);
+		if (v == GEAK_FAILED && !status)
+			status = GEAK_EXIT_RECORDS;
+		if (geak_output_write(&out, rec) < 0)
+			status = GEAK_EXIT_FATAL;
+		json_decref(rec);
+	}
+	if (q.read_failed)
+		status = GEAK_EXIT_FATAL;
+	if (geak_output_close(&out) < 0)
+		status = GEAK_EXIT_FATAL;
+	return status;
+}
+
+/* ---- GPUs ---- */
+
+static void
+add_gpu(const char *g)
+{
+	opt.gpus = geak_xrealloc(opt.gpus, (opt.ngpus + 2) * sizeof *opt.gpus);
+	opt.gpus[opt.ngpus++] = geak_xstrdup(g);
+	opt.gpus[opt.ngpus] = NULL;
+}
+
+static void
+gpus_auto(void)
+{
+	char err[256];
+	json_t *list, *g;
+	size_t i;
+
+	if (geak_gpu_list(&list, err, sizeof err) < 0) {
+		geak_warn("cannot list GPUs: %s; evaluating on the CPU", err);
+		return;
+	}
+	/* The worker's environment replaces ours, so it is told physical
+	 * numbers: index is the device behind our own *_VISIBLE_DEVICES. */
+	json_array_foreach(list, i, g) {
+		char num[32];
+		json_t *idx = json_object_get(g, "index");
+		if (!json_is_integer(idx))
+			idx = json_object_get(g, "visible_index");
+		snprintf(num, sizeof num, "%lld", (long long)(json_is_integer(idx) ? json_integer_value(idx) : (json_int_t)i));
+		add_gpu(num);
+		if (!opt.vendor && json_is_string(json_object_get(g, "vendor")))
+			opt.vendor = geak_xstrdup(json_string_value(json_object_get(g, "vendor")));
+	}
+	json_decref(list);
+}
+
+/* The vendor of the machine's GPUs, for the right visibility mask. */
+static void
+gpu_vendor(void)
+{
+	char err[256];
+	json_t *list;
+
+	if (opt.vendor || geak_gpu_list(&list, err, sizeof err) < 0)
+		return;
+	if (json_is_string(geak_get(json_array_get(list, 0), "vendor")))
+		opt.vendor = geak_xstrdup(geak_get_str(json_array_get(list, 0), "vendor"));
+	json_decref(list);
+}
+
+static void
+parse_gpus(const char *arg)
+{
+	char *copy = geak_xstrdup(arg), *save = NULL;
+
+	if (!strcmp(arg, "auto")) {
+		gpus_auto();
+		free(copy);
+		return;
+	}
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (!*t || strspn(t, "0123456789abcdefABCDEF-GPU") != strlen(t)) {
+			free(copy);
+			geak_die(GEAK_EXIT_USAGE, "--gpus: '%s' is not a device index or UUID", t);
+		}
+		add_gpu(t);
+	}
+	free(copy);
+	gpu_vendor();
+}
+
+static int
+list_gpus(void)
+{
+	char err[256];
+	json_t *list;
+
+	if (geak_gpu_list(&list, err, sizeof err) < 0)
+		geak_die(GEAK_EXIT_FATAL, "cannot list GPUs: %s", err);
+	if (json_dumpf(list, stdout, JSON_INDENT(2)) < 0 || putchar('\n') == EOF) {
+		json_decref(list);
+		geak_die(GEAK_EXIT_FATAL, "stdout:");
+	}
+	json_decref(list);
+	return geak_fshut(stdout, "stdout") < 0 ? GEAK_EXIT_FATAL : GEAK_EXIT_OK;
+}
+
+/* ---- main ---- */
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+	    "usage: %s [-j N] [--gpus LIST|auto | --cpu] [--cache DIR | --no-cache] [--timeout S]\n"
+	    "       [--compile-timeout S] [--seeds N] [--reps N] [--speedup-limit X]\n"
+	    "       [--python PATH] [--harness DIR] [--tmpdir DIR] [--keep] [file ...]\n"
+	    "       %s --list-gpus\n"
+	    "Evaluate candidate records: call, correctness against the reference, speedup.\n",
+	    geak_prog, geak_prog);
+}
+
+enum { O_GPUS = 256, O_CACHE, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_LIMIT,
+	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU };
+
+static void
+parse_args(int argc, char **argv, const char **harness_dir)
+{
+	static const struct option longs[] = {
+		{ "jobs", required_argument, NULL, 'j' }, { "gpus", required_argument, NULL, O_GPUS },
+		{ "cache", required_argument, NULL, O_CACHE }, { "no-cache", no_argument, NULL, O_NOCACHE },
+		{ "timeout", required_argument, NULL, O_TIMEOUT },
+		{ "compile-timeout", required_argument, NULL, O_COMPILE },
+		{ "seeds", required_argument, NULL, O_SEEDS }, { "reps", required_argument, NULL, O_REPS },
+		{ "speedup-limit", required_argument, NULL, O_LIMIT },
+		{ "python", required_argument, NULL, O_PYTHON }, { "harness", required_argument, NULL, O_HARNESS },
+		{ "tmpdir", required_argument, NULL, O_TMP }, { "keep", no_argument, NULL, O_KEEP },
+		{ "list-gpus", no_argument, NULL, O_LIST }, { "cpu", no_argument, NULL, O_CPU }, { "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, O_VERSION }, { NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "hj:", longs, NULL)) != -1) {
+		switch (c) {
+		case 'j': opt.jobs = geak_parse_long(optarg, "-j", 1, 256); break;
+		case O_GPUS: parse_gpus(optarg); opt.gpus_given = 1; break;
+		case O_CPU: opt.cpu = 1; break;
+		case O_CACHE: free(opt.cache_dir); opt.cache_dir = geak_xstrdup(optarg); break;
+		case O_NOCACHE: opt.no_cache = 1; break;
+		case O_TIMEOUT: opt.timeout_s = geak_parse_double(optarg, "--timeout", 1, 86400); break;
+		case O_COMPILE: opt.compile_s = geak_parse_double(optarg, "--compile-timeout", 1, 86400); break;
+		case O_SEEDS: opt.seeds = geak_parse_long(optarg, "--seeds", 1, 100); break;
+		case O_REPS: opt.reps = geak_parse_long(optarg, "--reps", 3, 100000); break;
+		case O_LIMIT: opt.speedup_limit = geak_parse_double(optarg, "--speedup-limit", 1, 1e9); break;
+		case O_PYTHON: opt.python = optarg; break;
+		case O_HARNESS: *harness_dir = optarg; break;
+		case O_TMP: opt.tmp_parent = optarg; break;
+		case O_KEEP: opt.keep = 1; break;
+		case O_LIST: exit(list_gpus());
+		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") < 0 ? GEAK_EXIT_FATAL : 0);
+		case O_VERSION: geak_print_version(); exit(0);
+		default: usage(stderr); exit(GEAK_EXIT_USAGE);
+		}
+	}
+}
+
+static void
+setup(const char *harness_dir)
+{
+	char *py_default = NULL;
+
+	if (!opt.python)
+		opt.python = getenv("GEAK_PYTHON");
+	if (!opt.python || !*opt.python) {
+		py_default = geak_xasprintf("%s/../.venv/bin/python", geak_sharedir());
+		opt.python = access(py_default, X_OK) == 0 ? py_default : "python3";
+	}
+	if (!harness_dir)
+		harness_dir = getenv("GEAK_HARNESS");
+	opt.harness = harness_dir && *harness_dir ? geak_xasprintf("%s/geak_worker.py", harness_dir)
+	    : geak_share_path(NULL, "harness", "geak_worker.py");
+	if (access(opt.harness, R_OK) < 0)
+		geak_die(GEAK_EXIT_FATAL, "%s:", opt.harness);
+	if (!opt.cache_dir)
+		opt.cache_dir = geak_cache_default_dir();
+	if (opt.cpu) {
+		for (size_t i = 0; i < opt.ngpus; i++)
+			free(opt.gpus[i]);
+		opt.ngpus = 0;
+	} else if (!opt.gpus_given) {
+		gpus_auto();
+	}
+	if (!opt.jobs)
+		opt.jobs = opt.ngpus ? (long)opt.ngpus : 1;
+	scratch = geak_mkworkdir(opt.tmp_parent, "geak-eval-");
+	if (!scratch)
+		geak_die(GEAK_EXIT_FATAL, "cannot make a work directory:");
+	char *abs_scratch = realpath(scratch, NULL);
+	if (!abs_scratch)
+		geak_die(GEAK_EXIT_FATAL, "%s:", scratch);
+	free(scratch);
+	scratch = abs_scratch;
+	char *jobs = geak_xasprintf("%s/jobs", scratch);
+	if (mkdir(jobs, 0700) < 0)
+		geak_die(GEAK_EXIT_FATAL, "%s:", jobs);
+	free(jobs);
+	if (opt.no_cache) {
+		free(opt.cache_dir);
+		opt.cache_dir = geak_xasprintf("%s/cache", scratch);
+	}
+	if (geak_mkdirs(opt.cache_dir, 0700) < 0)
+		geak_die(GEAK_EXIT_FATAL, "%s:", opt.cache_dir);
+	/* The worker runs elsewhere: every path it sees is absolute. */
+	char *abs = realpath(opt.cache_dir, NULL);
+	if (!abs)
+		geak_die(GEAK_EXIT_FATAL, "%s:", opt.cache_dir);
+	free(opt.cache_dir);
+	opt.cache_dir = abs;
+	lockdir = geak_gpulock_dir();
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *harness_dir = NULL;
+	pthread_t rt, *st;
+	struct slot *slots;
+	int status;
+
+	geak_setprog(argv[0]);
+	parse_args(argc, argv, &harness_dir);
+	setup(harness_dir);
+	const char *mps = getenv("CUDA_MPS_PIPE_DIRECTORY");
+	const char *write_dirs[] = { scratch, opt.cache_dir, "/dev", mps && *mps ? mps : NULL, NULL };
+	slots = geak_xcalloc((size_t)opt.jobs, sizeof *slots);
+	st = geak_xcalloc((size_t)opt.jobs, sizeof *st);
+	if (pthread_create(&rt, NULL, reader, argv + optind))
+		geak_die(GEAK_EXIT_FATAL, "cannot start a thread");
+	for (long i = 0; i < opt.jobs; i++) {
+		struct slot *s = &slots[i];
+		s->idx = (int)i;
+		s->gpu = opt.ngpus ? opt.gpus[i % (long)opt.ngpus] : NULL;
+		s->home = geak_xasprintf("%s/home%ld", scratch, i);
+		s->refs = geak_xasprintf("%s/ref", opt.cache_dir);
+		s->write_dirs = write_dirs;
+		if (mkdir(s->home, 0700) < 0)
+			geak_die(GEAK_EXIT_FATAL, "%s:", s->home);
+		if (pthread_create(&st[i], NULL, slot_main, s))
+			geak_die(GEAK_EXIT_FATAL, "cannot start a thread");
+	}
+	status = writer();
+	pthread_join(rt, NULL);
+	for (long i = 0; i < opt.jobs; i++) {
+		pthread_join(st[i], NULL);
+		free(slots[i].home);
+		free(slots[i].refs);
+	}
+	if (!opt.keep)
+		geak_rmtree(scratch);
+	free(slots), free(st), free(scratch), free(lockdir), free(q.items);
+	return status;
+}

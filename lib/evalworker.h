@@ -1,0 +1,44 @@
+/* evalworker.h: geak-eval's warm Python worker (share/harness/geak_worker.py).
+ *
+ * The worker imports torch and Triton once and forks a child per job; it
+ * runs under lib/runner.h's sandbox, and talks JSON lines over a socket
+ * that it sees as descriptor 3. */
+#ifndef GEAK_EVALWORKER_H
+#define GEAK_EVALWORKER_H
+
+#include <jansson.h>
+
+#include "runner.h"
+#include "util.h"
+
+struct geak_worker_opts {
+	const char *python;            /* interpreter */
+	const char *script;            /* geak_worker.py */
+	const char *gpu;               /* the device (physical index or UUID); NULL: CPU mode */
+	const char *vendor;            /* "nvidia", "amd" or NULL: unknown */
+	const char *home;              /* the worker's HOME (writable) */
+	const char *const *write_dirs; /* Landlock: where the worker may write */
+	double start_timeout_s;        /* for the greeting (imports) */
+	int sandbox;                   /* GEAK_SB_* layers to ask for */
+};
+
+struct geak_worker {
+	struct geak_proc proc;
+	int fd;            /* our end of the socket; -1: not running */
+	char *rbuf;        /* bytes read past the last line */
+	size_t rlen;
+	json_t *hello;     /* the greeting: harness, versions, device */
+	int sandbox;       /* GEAK_SB_* layers applied to the worker */
+	struct geak_buf err_tail; /* the worker's own stderr, last bytes */
+};
+
+int geak_worker_start(struct geak_worker *w, const struct geak_worker_opts *o,
+	char *err, size_t errlen);
+/* Send one request and wait up to timeout_s for its answer (a new
+ * reference).  NULL with err set when the worker died or did not answer
+ * in time; the worker is then stopped. */
+json_t *geak_worker_call(struct geak_worker *w, json_t *req, double timeout_s,
+	char *err, size_t errlen);
+void geak_worker_stop(struct geak_worker *w);
+
+#endif

@@ -1,0 +1,87 @@
+/* gpulock.c: per-GPU readers-writer locks made of two flock(2)ed files:
+ * gpu-N.lock (shared by correctness runs, exclusive for timing) and
+ * gpu-N.gate (passed through by everyone; held by a waiting timer).
+ * flock locks belong to the open file description, so two threads of one
+ * process exclude each other like two processes do, and a process that
+ * dies releases its locks. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include "gpulock.h"
+#include "util.h"
+
+char *
+geak_gpulock_dir(void)
+{
+	const char *env = getenv("GEAK_LOCK_DIR");
+
+	if (env && *env)
+		return geak_xstrdup(env);
+	return geak_xasprintf("/tmp/geak-gpulock-%u", (unsigned)getuid());
+}
+
+static int
+lock_file(const char *dir, const char *gpu, const char *ext, int how)
+{
+	char *path = geak_xasprintf("%s/gpu-%s.%s", dir, gpu, ext);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600), saved;
+
+	saved = errno;
+	free(path);
+	if (fd < 0) {
+		errno = saved;
+		return -1;
+	}
+	while (flock(fd, how) < 0) {
+		if (errno != EINTR) {
+			saved = errno;
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+	}
+	return fd;
+}
+
+static void
+unlock_fd(int *fd)
+{
+	if (*fd >= 0) {
+		flock(*fd, LOCK_UN);
+		close(*fd);
+	}
+	*fd = -1;
+}
+
+int
+geak_gpulock_acquire(struct geak_gpulock *l, const char *dir, const char *gpu, int exclusive)
+{
+	l->gate = l->dev = -1;
+	if (strchr(gpu, '/') || !*gpu) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if ((l->gate = lock_file(dir, gpu, "gate", LOCK_EX)) < 0)
+		return -1;
+	l->dev = lock_file(dir, gpu, "lock", exclusive ? LOCK_EX : LOCK_SH);
+	if (l->dev < 0 || !exclusive) {
+		int saved = errno;
+		unlock_fd(&l->gate);
+		errno = saved;
+	}
+	return l->dev < 0 ? -1 : 0;
+}
+
+void
+geak_gpulock_release(struct geak_gpulock *l)
+{
+	unlock_fd(&l->dev);
+	unlock_fd(&l->gate);
+}

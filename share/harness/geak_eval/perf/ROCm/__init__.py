@@ -1,0 +1,1 @@
+"""Stand-in for GEAK-eval's package of this name (see eval-deviations.md)."""

@@ -1,0 +1,259 @@
+"""geak-eval's warm worker: imports torch and Triton once, then serves
+jobs read as JSON lines from descriptor 3, forking one child per job.
+
+Request:  {"op": "run"|"judge"|"time", "dir": DIR, "nonce": HEX,
+           "timeout": S, "compile_timeout": S, ...}
+Response: {"status": "exit"|"signal"|"timeout", "code": N, "signal": N,
+           "wall": S, "landlock": BOOL, "phase": "compile"|"run"}
+
+The worker itself never runs code under test and never touches a GPU:
+the children do, so that a crash or a CUDA context stays with one job.
+The first line written is a greeting with the harness version, library
+versions and the device.
+"""
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+
+CPU = os.environ.get("GEAK_EVAL_CPU") == "1"
+if CPU:
+    os.environ["TRITON_INTERPRET"] = "1"
+
+import numpy  # noqa: E402
+import torch  # noqa: E402
+import triton  # noqa: E402
+
+import geakh  # noqa: E402
+from geakh import guard, judge, run, timing  # noqa: E402,F401
+
+
+def _probe(restrict):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        info = {"name": None, "kind": "none"}
+        try:
+            if restrict and not guard.restrict_writes([os.getcwd(), "/dev"]):
+                raise OSError("Landlock could not be applied")
+            if torch.cuda.is_available() and torch.cuda.device_count() > 0:
+                p = torch.cuda.get_device_properties(0)
+                info = {"name": p.name, "kind": "hip" if torch.version.hip else "cuda",
+                        "memory": p.total_memory, "sms": p.multi_processor_count,
+                        "l2": getattr(p, "L2_cache_size", 0),
+                        "count": torch.cuda.device_count()}
+        except Exception as exc:  # noqa: BLE001
+            info = {"name": None, "kind": "none", "error": str(exc)[:500]}
+        os.write(w, json.dumps(info).encode())
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while True:
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    try:
+        return json.loads(data)
+    except ValueError:
+        return {"name": None, "kind": "none"}
+
+
+INNER_LANDLOCK = True
+
+
+def probe_device():
+    """The device, seen from a child; with the jobs' write restriction
+    first, and without it when the GPU runtime cannot start under it."""
+    global INNER_LANDLOCK
+    if CPU:
+        return {"name": "cpu (Triton interpreter)", "kind": "cpu"}
+    info = _probe(True)
+    if info.get("name"):
+        return info
+    plain = _probe(False)
+    if plain.get("name"):
+        INNER_LANDLOCK = False
+        plain["landlock_error"] = info.get("error")
+        return plain
+    return info
+
+
+def child(req, status_w):
+    """In the forked child: isolate, then do the job.  Never returns."""
+    code = 1
+    try:
+        os.setpgid(0, 0)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        guard.die_with_parent()
+        d = req["dir"]
+        os.chdir(d)
+        for fd, name in ((1, "stdout.txt"), (2, "stderr.txt")):
+            f = os.open(os.path.join(d, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(f, fd)
+            os.close(f)
+        sys.stdout = open(1, "w", buffering=1, closefd=False)
+        sys.stderr = open(2, "w", buffering=1, closefd=False)
+        tmp = os.path.join(d, "tmp")
+        os.makedirs(tmp, exist_ok=True)
+        os.environ["TMPDIR"] = tmp
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(d, "triton")
+        os.environ["TRITON_HOME"] = d
+        os.environ["CUDA_CACHE_PATH"] = os.path.join(d, "nv")
+        os.environ["PYTHONHASHSEED"] = "0"
+        ok = INNER_LANDLOCK and guard.restrict_writes([d, "/dev"] + list(req.get("write_dirs", [])))
+        os.write(status_w, b"L" if ok else b"l")
+
+        def progress():
+            os.write(status_w, b"c")
+        op = req["op"]
+        if op == "run":
+            if CPU:
+                from geakh import cpu
+                cpu.install(poison=True)
+            else:
+                guard.PoisonEmpty().__enter__()
+            run.main(d, req["nonce"], progress)
+        elif op == "judge":
+            progress()
+            judge.main(req, d)
+        elif op == "time":
+            timing.main(d, req["nonce"], progress, req)
+        else:
+            raise ValueError(f"unknown op {op!r}")
+        code = 0
+    except BaseException:  # noqa: B902 - report anything, then leave
+        import traceback
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except Exception:  # noqa: BLE001
+            pass
+        os._exit(code)
+
+
+def kill_group(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def serve_one(req):
+    status_r, status_w = os.pipe()
+    t0 = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        os.close(status_r)
+        child(req, status_w)
+    os.close(status_w)
+    # Two budgets: the first call (which pays for cold compiles) gets
+    # compile_timeout, the rest of the job timeout after that.
+    compile_s = float(req.get("compile_timeout") or 300)
+    run_s = float(req.get("timeout") or 120)
+    deadline = t0 + compile_s + run_s
+    phase, landlock, timed_out = "compile", False, False
+    open_pipe = True
+    while True:
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        now = time.monotonic()
+        if now >= deadline:
+            timed_out = True
+            kill_group(pid)
+            os.waitpid(pid, 0)
+            break
+        if open_pipe:
+            ready, _, _ = select.select([status_r], [], [], min(0.05, max(0.0, deadline - now)))
+            if ready:
+                data = os.read(status_r, 64)
+                if not data:
+                    open_pipe = False
+                for b in data:
+                    if b == ord("L"):
+                        landlock = True
+                    elif b == ord("c") and phase == "compile":
+                        phase = "run"
+                        deadline = time.monotonic() + run_s
+        else:
+            time.sleep(0.02)
+    while open_pipe and select.select([status_r], [], [], 0)[0]:
+        data = os.read(status_r, 64)
+        open_pipe = bool(data)
+        landlock = landlock or b"L" in data
+    os.close(status_r)
+    kill_group(pid)  # whatever the job left behind
+    wall = round(time.monotonic() - t0, 3)
+    if timed_out:
+        return {"status": "timeout", "phase": phase, "wall": wall, "landlock": landlock}
+    if os.WIFSIGNALED(st):
+        return {"status": "signal", "signal": os.WTERMSIG(st), "phase": phase,
+                "wall": wall, "landlock": landlock}
+    return {"status": "exit", "code": os.WEXITSTATUS(st), "phase": phase,
+            "wall": wall, "landlock": landlock}
+
+
+def fingerprint():
+    """What the greeting depends on, as (path, mtime_ns, size, inode): the
+    interpreter, the library packages and the harness's files.  geak-eval
+    reuses a stored greeting, without starting a worker, while none of
+    these changed."""
+    paths = [os.path.realpath(sys.executable)]
+    paths += [os.path.dirname(os.path.realpath(m.__file__)) for m in (torch, triton, numpy)]
+    root = os.path.dirname(os.path.abspath(__file__))
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        paths.append(dirpath)
+        paths += [os.path.join(dirpath, f) for f in sorted(filenames)
+                  if f.endswith(".py") or f == "requirements.txt"]
+    out = []
+    for p in paths:
+        st = os.stat(p)
+        out.append([p, st.st_mtime_ns, st.st_size, st.st_ino])
+    return out
+
+
+def main():
+    sock = socket.socket(fileno=3)
+    rfile = sock.makefile("rb")
+    wfile = sock.makefile("wb")
+    hello = {
+        "harness": geakh.harness_version(),
+        "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
+                     "triton": triton.__version__, "numpy": numpy.__version__},
+        "device": probe_device(),
+        "cpu": CPU,
+        "fingerprint": fingerprint(),
+    }
+    wfile.write((json.dumps(hello) + "\n").encode())
+    wfile.flush()
+    for line in rfile:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            req = json.loads(line)
+        except ValueError:
+            resp = {"status": "bad_request"}
+        else:
+            if req.get("op") == "quit":
+                break
+            resp = serve_one(req)
+        wfile.write((json.dumps(resp) + "\n").encode())
+        wfile.flush()
+
+
+if __name__ == "__main__":
+    main()

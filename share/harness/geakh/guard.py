@@ -1,0 +1,225 @@
+"""Checks that run beside the code under test.
+
+These live in the process that runs untrusted code, so a determined
+candidate could subvert them; they catch the common cheats cheaply, and
+the verdict itself is made by judge.py from outputs in another process.
+"""
+import ctypes
+import os
+import random
+import threading
+
+import numpy as np
+import torch
+from torch.overrides import TorchFunctionMode
+
+# ---- seeding -----------------------------------------------------------
+
+def reseed(seed):
+    random.seed(seed)
+    np.random.seed(seed % (1 << 32))
+    torch.manual_seed(seed)
+    if not _cpu_mode() and torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.manual_seed_all(seed)
+
+
+def _cpu_mode():
+    return os.environ.get("TRITON_INTERPRET") == "1"
+
+
+# ---- kernel launches ---------------------------------------------------
+
+class Launches:
+    """Counts launches of Triton kernels whose source lies in one file
+    (and, when given, above one line: the candidate's part of it)."""
+
+    def __init__(self):
+        self.files = {}  # path -> last line that counts (None: all)
+        self.count = 0
+        self.names = set()
+        self.ptrs = set()  # storages passed to counted launches
+        self.active = True  # off while timing: no cost on the candidate's side only
+
+    def watch(self, path, last_line=None):
+        self.files[os.path.realpath(path)] = last_line
+
+    def _seen(self, kernel):
+        fn = getattr(kernel, "fn", None)
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            return False
+        path = os.path.realpath(code.co_filename)
+        if path not in self.files:
+            return False
+        last = self.files[path]
+        if last is None or code.co_firstlineno <= last:
+            self.count += 1
+            self.names.add(fn.__name__)
+            return True
+        return False
+
+    def _args(self, args, kwargs):
+        for a in list(args) + list(kwargs.values()):
+            if isinstance(a, torch.Tensor):
+                try:
+                    self.ptrs.add(a.untyped_storage().data_ptr())
+                except Exception:  # noqa: BLE001 - a tensor without storage
+                    pass
+
+    def install(self):
+        from triton.runtime import jit
+        classes = [jit.JITFunction]
+        try:
+            from triton.runtime import interpreter
+            classes.append(interpreter.InterpretedFunction)
+        except ImportError:
+            pass
+        counter = self
+        for cls in classes:
+            orig = cls.run
+
+            def run(self, *args, _orig=orig, **kwargs):
+                if counter.active and not kwargs.get("warmup") and counter._seen(self):
+                    counter._args(args, kwargs)
+                return _orig(self, *args, **kwargs)
+            cls.run = run
+
+
+LAUNCHES = Launches()
+
+def kernel_written(x, ptrs):
+    """(tensors in x, of which passed to a counted launch)."""
+    if isinstance(x, torch.Tensor):
+        try:
+            return 1, int(x.untyped_storage().data_ptr() in ptrs)
+        except Exception:  # noqa: BLE001
+            return 1, 0
+    total = hit = 0
+    items = x.values() if isinstance(x, dict) else x if isinstance(x, (list, tuple)) else ()
+    for v in items:
+        t, h = kernel_written(v, ptrs)
+        total, hit = total + t, hit + h
+    return total, hit
+
+
+# ---- allocator poisoning -----------------------------------------------
+
+def poison(device):
+    """Leave NaN in memory the allocator will hand out next, so that an
+    output that is never written shows up as NaN rather than as whatever
+    the reference left behind."""
+    sizes = (1 << 10, 1 << 14, 1 << 18, 1 << 22, 1 << 26)
+    if device == "cpu":
+        sizes = sizes[:4]
+    held = []
+    for n in sizes:
+        t = torch.empty(n // 4, dtype=torch.float32, device=device)
+        t.fill_(float("nan"))
+        held.append(t)
+    del held
+
+
+# ---- uninitialised memory ----------------------------------------------
+
+EMPTY_FUNCS = frozenset(f for f in (
+    torch.empty, torch.empty_like, torch.empty_strided, torch.Tensor.new_empty,
+    getattr(torch.Tensor, "new_empty_strided", None)) if f is not None)
+
+
+def fill_poison(t):
+    """NaN for floating tensors, a fixed pattern for the others."""
+    if not isinstance(t, torch.Tensor) or t.numel() == 0:
+        return
+    with torch.no_grad():
+        if t.is_floating_point() or t.is_complex():
+            t.fill_(float("nan"))
+        elif t.dtype == torch.bool:
+            t.fill_(True)
+        else:
+            t.fill_(torch.iinfo(t.dtype).max if t.dtype != torch.uint8 else 0xA5)
+
+
+class PoisonEmpty(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func in EMPTY_FUNCS:
+            fill_poison(out)
+        return out
+
+
+# ---- threads -----------------------------------------------------------
+
+def python_threads():
+    return threading.active_count()
+
+
+# ---- Landlock ------------------------------------------------------------
+
+_SYS = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}
+_WRITE_ACCESS = (1 << 1) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | \
+    (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12)  # write file, remove, make *
+_REFER, _TRUNCATE = 1 << 13, 1 << 14
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64)]
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def restrict_writes(dirs):
+    """Allow writes only beneath dirs, for this process and its children.
+    Returns True when the kernel applied the rule set."""
+    nums = _SYS.get(os.uname().machine)
+    if not nums:
+        return False
+    create, add, restrict = nums
+    libc = ctypes.CDLL(None, use_errno=True)
+    abi = libc.syscall(create, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    if abi < 1:
+        return False
+    access = _WRITE_ACCESS
+    if abi >= 2:
+        access |= _REFER
+    if abi >= 3:
+        access |= _TRUNCATE
+    attr = _RulesetAttr(access)
+    rs = libc.syscall(create, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)),
+                      ctypes.c_uint32(0))
+    if rs < 0:
+        return False
+    try:
+        for d in dirs:
+            try:
+                fd = os.open(d, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            pb = _PathBeneath(access, fd)
+            libc.syscall(add, ctypes.c_int(rs), ctypes.c_int(1), ctypes.byref(pb),
+                         ctypes.c_uint32(0))
+            os.close(fd)
+        PR_SET_NO_NEW_PRIVS = 38
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            return False
+        return libc.syscall(restrict, ctypes.c_int(rs), ctypes.c_uint32(0)) == 0
+    finally:
+        os.close(rs)
+
+
+def die_with_parent():
+    """SIGKILL this process when the worker that forked it dies."""
+    PR_SET_PDEATHSIG = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
+
+
+SECRET_MARKS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL",
+                "AUTH", "COOKIE", "PRIVATE")
+
+
+def secret_names():
+    """Names in the environment that look like credentials (must be none)."""
+    return sorted(n for n in os.environ if any(m in n.upper() for m in SECRET_MARKS))

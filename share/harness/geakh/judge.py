@@ -1,0 +1,296 @@
+"""Decide pass or fail.  This process never imports the code under test:
+it reads two result directories (reference and candidate), checks the
+candidate's result record (nonce, digest, completeness), loads outputs with
+torch's safe loader and compares them strictly.
+"""
+import hashlib
+import json
+import math
+import os
+
+import torch
+
+# Tolerances per suite: (rtol, atol).  See eval-deviations.md.
+TOLERANCE = {"tbg": (1e-3, 1e-3), "rocm": (1e-2, 1e-2), "plain": (1e-3, 1e-3)}
+
+
+class Mismatch(Exception):
+    pass
+
+
+def _where(path):
+    return "".join(path) or "output"
+
+
+def compare(a, b, rtol, atol, path=()):
+    """Raise Mismatch naming the first difference of candidate a against
+    reference b."""
+    if isinstance(b, dict) and "__opaque__" in b and isinstance(a, dict) and "__opaque__" in a:
+        raise Mismatch(f"{_where(path)}: the reference returned an object of class "
+                       f"{b['__opaque__']}, which cannot be compared")
+    if isinstance(b, torch.Tensor):
+        if not isinstance(a, torch.Tensor):
+            raise Mismatch(f"{_where(path)}: expected a tensor, got {_kind(a)}")
+        if a.shape != b.shape:
+            raise Mismatch(f"{_where(path)}: shape {tuple(a.shape)}, expected {tuple(b.shape)}")
+        if a.dtype != b.dtype:
+            raise Mismatch(f"{_where(path)}: dtype {a.dtype}, expected {b.dtype}")
+        if a.numel() == 0:
+            return
+        if a.dtype == torch.bool or not (a.is_floating_point() or a.is_complex()):
+            if not torch.equal(a, b):
+                n = int((a != b).sum())
+                raise Mismatch(f"{_where(path)}: {n} of {a.numel()} elements differ")
+            return
+        af, bf = a.to(torch.complex128 if a.is_complex() else torch.float64), \
+            b.to(torch.complex128 if b.is_complex() else torch.float64)
+        close = torch.isclose(af, bf, rtol=rtol, atol=atol, equal_nan=True)
+        if not bool(close.all()):
+            bad = ~close
+            both = torch.isfinite(af) & torch.isfinite(bf)
+            diff = (af - bf).abs()[both]
+            worst = float(diff.max()) if diff.numel() else float("nan")
+            nan_a, nan_b = int(torch.isnan(af).sum()), int(torch.isnan(bf).sum())
+            raise Mismatch(f"{_where(path)}: {int(bad.sum())} of {a.numel()} elements differ "
+                           f"(max abs diff {worst:.3g}, NaN {nan_a} vs {nan_b}, "
+                           f"rtol {rtol:g} atol {atol:g})")
+        return
+    if isinstance(b, dict):
+        if not isinstance(a, dict):
+            raise Mismatch(f"{_where(path)}: expected a dict, got {_kind(a)}")
+        if set(a) != set(b):
+            miss, extra = sorted(map(str, set(b) - set(a))), sorted(map(str, set(a) - set(b)))
+            raise Mismatch(f"{_where(path)}: keys differ (missing {miss[:5]}, extra {extra[:5]})")
+        for k in b:
+            compare(a[k], b[k], rtol, atol, path + (f"[{k!r}]",))
+        return
+    if isinstance(b, (list, tuple)):
+        if not isinstance(a, (list, tuple)) or type(a) is not type(b):
+            raise Mismatch(f"{_where(path)}: expected a {type(b).__name__}, got {_kind(a)}")
+        if len(a) != len(b):
+            raise Mismatch(f"{_where(path)}: length {len(a)}, expected {len(b)}")
+        for i, (x, y) in enumerate(zip(a, b)):
+            compare(x, y, rtol, atol, path + (f"[{i}]",))
+        return
+    if type(a) is not type(b):
+        raise Mismatch(f"{_where(path)}: expected {_kind(b)}, got {_kind(a)}")
+    if isinstance(b, float):
+        if math.isnan(b) and math.isnan(a):
+            return
+        if not math.isclose(a, b, rel_tol=rtol, abs_tol=atol):
+            raise Mismatch(f"{_where(path)}: {a!r}, expected {b!r}")
+        return
+    if a != b:
+        raise Mismatch(f"{_where(path)}: {a!r}, expected {b!r}")
+
+
+def _kind(x):
+    if isinstance(x, dict) and "__opaque__" in x:
+        return f"an object of class {x['__opaque__']}"
+    return f"a {type(x).__name__}"
+
+
+def _fp_exact_fraction(t, dtype):
+    t = t[torch.isfinite(t)]
+    if t.numel() == 0:
+        return 1.0
+    return float((t.to(dtype).to(t.dtype) == t).float().mean())
+
+
+def downgraded(a, b):
+    """True when float32 outputs hold only values a 16-bit float can hold
+    while the reference's do not: the work was done at lower precision."""
+    hits = []
+
+    def walk(x, y):
+        if isinstance(y, torch.Tensor) and isinstance(x, torch.Tensor):
+            if y.dtype in (torch.float32, torch.float64) and x.dtype == y.dtype and y.numel() >= 64:
+                for low in (torch.float16, torch.bfloat16):
+                    if _fp_exact_fraction(x, low) == 1.0 and _fp_exact_fraction(y, low) < 0.5:
+                        hits.append(True)
+        elif isinstance(y, dict) and isinstance(x, dict):
+            for k in y:
+                if k in x:
+                    walk(x[k], y[k])
+        elif isinstance(y, (list, tuple)) and isinstance(x, (list, tuple)):
+            for p, q in zip(x, y):
+                walk(p, q)
+    walk(a, b)
+    return bool(hits)
+
+
+def unstable(a, b, rtol, atol):
+    """Where two runs of the reference on the same seed disagree: a
+    structure of boolean masks (None where they agree), or None."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.shape != b.shape or a.dtype != b.dtype or a.numel() == 0:
+            return None
+        if a.is_floating_point() or a.is_complex():
+            ok = torch.isclose(a.to(torch.float64) if a.is_floating_point() else a,
+                               b.to(torch.float64) if b.is_floating_point() else b,
+                               rtol=rtol, atol=atol, equal_nan=True)
+        else:
+            ok = a == b
+        return None if bool(ok.all()) else ~ok
+    if isinstance(a, dict) and isinstance(b, dict):
+        m = {k: unstable(a[k], b[k], rtol, atol) for k in a if k in b}
+        return m if any(v is not None for v in m.values()) else None
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
+        m = [unstable(x, y, rtol, atol) for x, y in zip(a, b)]
+        return m if any(v is not None for v in m) else None
+    return None
+
+
+def masked(x, mask):
+    """x with the elements under mask replaced by NaN (or 0): positions
+    where the reference itself gives no stable answer are not compared."""
+    if mask is None:
+        return x
+    if isinstance(mask, torch.Tensor):
+        if not isinstance(x, torch.Tensor) or x.shape != mask.shape:
+            return x
+        y = x.clone()
+        y[mask] = float("nan") if (y.is_floating_point() or y.is_complex()) else 0
+        return y
+    if isinstance(mask, dict) and isinstance(x, dict):
+        return {k: masked(v, mask.get(k)) for k, v in x.items()}
+    if isinstance(mask, list) and isinstance(x, (list, tuple)) and len(mask) == len(x):
+        return type(x)(masked(v, m) for v, m in zip(x, mask))
+    return x
+
+
+# ---- reading a result directory -----------------------------------------
+
+class Bad(Exception):
+    def __init__(self, reason, message):
+        super().__init__(message)
+        self.reason = reason
+
+
+def read_result(d, nonce):
+    path = os.path.join(d, "result.json")
+    try:
+        with open(path) as fp:
+            res = json.load(fp)
+    except (OSError, ValueError):
+        raise Bad("no_output", "the run ended without writing its result record")
+    if not isinstance(res, dict) or res.get("nonce") != nonce:
+        raise Bad("no_output", "the result record does not carry this run's nonce")
+    opath = os.path.join(d, "outputs.pt")
+    try:
+        with open(opath, "rb") as fp:
+            digest = hashlib.sha256(fp.read()).hexdigest()
+    except OSError:
+        raise Bad("no_output", "the outputs file is missing")
+    if digest != res.get("outputs_sha256"):
+        raise Bad("cheat", "the outputs file changed after the harness wrote it")
+    return res, opath
+
+
+def load_outputs(opath):
+    try:
+        return torch.load(opath, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - any refusal of the safe loader
+        raise Bad("cheat", "outputs hold objects other than plain tensors and Python "
+                  f"values (refused by the safe loader: {str(exc).splitlines()[0][:200]})")
+
+
+def verdict(spec):
+    """spec: {ref, cand, ref_nonce, cand_nonce, suite, rtol?, atol?}"""
+    out = {"call": False, "exec": False, "stage": "call", "reason": None,
+           "message": None, "flags": [], "notes": []}
+    try:
+        ref, ref_path = read_result(spec["ref"], spec["ref_nonce"])
+    except Bad as exc:
+        out.update(reason="harness", message="reference: " + str(exc))
+        return out
+    bad_ref = [r for r in ref["runs"] if not r.get("ok")]
+    if bad_ref or not ref["runs"]:
+        err = bad_ref[0].get("error", {}) if bad_ref else {}
+        out.update(reason="harness", message="the reference itself failed: "
+                   + str(err.get("message", "no runs")))
+        return out
+    try:
+        cand, cand_path = read_result(spec["cand"], spec["cand_nonce"])
+    except Bad as exc:
+        out.update(reason=exc.reason, message=str(exc))
+        return out
+    out["runs"] = [{k: r.get(k) for k in ("seed", "ok", "seconds", "launches")}
+                   for r in cand["runs"]]
+    if cand.get("secrets_in_env"):
+        out["flags"].append("secrets_in_env")
+    for r in cand["runs"]:
+        if not r.get("ok"):
+            err = r.get("error") or {}
+            out.update(reason=err.get("kind", "runtime"), message=err.get("message"),
+                       traceback=err.get("traceback"))
+            return out
+    out["call"] = True
+    out["stage"] = "exec"
+    notes = set(cand.get("notes") or [])
+    for r in cand["runs"]:
+        if r.get("launches", 0) < 1:
+            out.update(reason="cheat", message=f"seed {r['seed']}: no Triton kernel of the "
+                       "candidate's own code was launched")
+            return out
+    ref_kt = sum(r.get("kernel_tensors", 0) for r in ref["runs"])
+    cand_kt = sum(r.get("kernel_tensors", 0) for r in cand["runs"])
+    if ref_kt > 0 and cand_kt == 0:
+        out.update(reason="cheat", message="no output tensor was written by the candidate's "
+                   "Triton kernels (the reference's are)")
+        return out
+    if "tensor_subclass" in notes:
+        out.update(reason="cheat", message="an output is a tensor subclass")
+        return out
+    if "threads_left_running" in notes:
+        out.update(reason="cheat", message="the candidate left threads running after the call")
+        return out
+    if any(r.get("inputs_modified") for r in cand["runs"]) and \
+            not any(r.get("inputs_modified") for r in ref["runs"]):
+        out.update(reason="cheat", message="the candidate modified its inputs; the reference does not")
+        return out
+    try:
+        got, want = load_outputs(cand_path), load_outputs(ref_path)
+    except Bad as exc:
+        out.update(reason=exc.reason, message=str(exc))
+        return out
+    rtol, atol = TOLERANCE.get(spec.get("suite"), (1e-3, 1e-3))
+    rtol, atol = spec.get("rtol", rtol), spec.get("atol", atol)
+    ref_by_seed = {}
+    mask = None
+    for r, o in zip(ref["runs"], want):
+        if r["seed"] in ref_by_seed:
+            mask = unstable(ref_by_seed[r["seed"]], o, rtol, atol)
+        ref_by_seed.setdefault(r["seed"], o)
+    if mask is not None:
+        out["notes"].append("unstable_reference")
+        ref_by_seed = {k: masked(v, mask) for k, v in ref_by_seed.items()}
+        got = [masked(o, mask) for o in got]
+    first_by_seed = {}
+    for r, o in zip(cand["runs"], got):
+        if r["seed"] not in ref_by_seed:
+            out.update(reason="harness", message=f"no reference outputs for seed {r['seed']}")
+            return out
+        try:
+            compare(o, ref_by_seed[r["seed"]], rtol, atol)
+            if r["seed"] in first_by_seed:
+                compare(o, first_by_seed[r["seed"]], rtol, atol)
+        except Mismatch as exc:
+            which = "repeat run" if r["seed"] in first_by_seed else "seed"
+            out.update(reason="cheat" if "foreign_object" in notes else "mismatch",
+                       message=f"{which} {r['seed']}: {exc}")
+            return out
+        first_by_seed.setdefault(r["seed"], o)
+        if downgraded(o, ref_by_seed[r["seed"]]) and "precision_downgrade" not in out["flags"]:
+            out["flags"].append("precision_downgrade")
+    out["exec"] = True
+    out["stage"] = "done"
+    return out
+
+
+def main(spec, workdir):
+    res = verdict(spec)
+    tmp = os.path.join(workdir, "verdict.json.tmp")
+    with open(tmp, "w") as fp:
+        json.dump(res, fp)
+    os.replace(tmp, os.path.join(workdir, "verdict.json"))

@@ -1,0 +1,60 @@
+"""ROCm benchmark tasks: pytest files whose correctness tests fill a
+result_gold dict.  The file runs in this process under pytest with the
+performance tests deselected; the dict is taken from the module when the
+session ends (rather than from the .pt file the file's own
+test_save_results would write).
+"""
+import os
+
+from . import guard, run
+
+DESELECT = "not test_performance and not test_save_performance_results and not test_save_results"
+
+
+class Grab:
+    """A pytest plugin that keeps the test modules and the failures."""
+
+    def __init__(self):
+        self.modules = []
+        self.failures = []
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        for item in items:
+            mod = getattr(item, "module", None)
+            if mod is not None and mod not in self.modules:
+                self.modules.append(mod)
+
+    def pytest_runtest_logreport(self, report):
+        if report.failed:
+            text = getattr(report, "longreprtext", "") or str(report.longrepr)
+            self.failures.append((report.nodeid, text[-3000:]))
+
+
+def run_file(job):
+    import pytest
+    spec = job.spec
+    # The reference's job has no cand_test; an autotuning candidate's has.
+    text, last = run.assemble(spec["code"], spec.get("cand_test") or spec.get("test", ""))
+    path = os.path.join(job.dir, job.name + ".py")
+    with open(path, "w") as fp:
+        fp.write(text)
+    guard.LAUNCHES.watch(path, last)
+    grab = Grab()
+    args = [path, "-q", "-p", "no:cacheprovider", "--noconftest", "-k", DESELECT,
+            "--rootdir", job.dir, "-o", "python_files=*.py"]
+    code = pytest.main(args, plugins=[grab])
+    gold = None
+    for mod in grab.modules:
+        if isinstance(getattr(mod, "result_gold", None), dict):
+            gold = mod.result_gold
+    if gold is None:
+        raise RuntimeError(f"pytest exited with {int(code)} and collected no result_gold")
+    flag = gold.get("_CALL_SUCCESS_")
+    if flag is None or float(flag.flatten()[0]) != 1.0:
+        first = grab.failures[0] if grab.failures else ("", "no test case completed")
+        raise RuntimeError(f"no correctness test completed; first failure {first[0]}:\n{first[1]}")
+    return dict(gold), False
+
+
+def main(job):
+    job.one(job.seeds()[0], lambda: run_file(job))

@@ -1,0 +1,315 @@
+"""Run code under test (a candidate or a reference) and save its outputs.
+
+This is the untrusted side: it imports the code, runs the task's test once
+per seed (and the first seed twice), and writes outputs.pt and then
+result.json, which carries the run's nonce and the digest of outputs.pt.
+Nothing here decides pass or fail.
+"""
+import ast
+import collections
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import time
+import traceback
+
+import torch
+
+from . import SEPARATOR, guard
+
+_TASK_MODULE_PREFIX = "geak_eval.data.TritonBench.data.TritonBench_G_v1."
+
+
+class Opaque:
+    pass
+
+
+def classify(exc):
+    """The reason class of an exception raised by code under test."""
+    if isinstance(exc, SyntaxError):
+        return "syntax"
+    for cls in type(exc).__mro__:
+        if cls.__name__ in ("CompilationError", "CompileTimeAssertionFailure",
+                            "UnsupportedLanguageConstruct"):
+            return "compile"
+    return "runtime"
+
+
+def error_info(exc):
+    tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    text = "".join(tb)
+    head = f"{type(exc).__name__}: {exc}".strip()
+    return {"kind": classify(exc), "message": head[:2000], "traceback": text[-6000:]}
+
+
+# ---- assembling the module ------------------------------------------------
+
+def _calls_test(node):
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) \
+                and sub.func.id.startswith("test_"):
+            return True
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) \
+                and sub.id.startswith("test_"):
+            return True
+    return False
+
+
+def strip_tests(code):
+    """Drop the candidate's own test functions and the statements that call
+    them (GEAK-eval does the same): the task's test part is the only test."""
+    tree = ast.parse(code)
+    keep = []
+    changed = False
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test_"):
+            changed = True
+            continue
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                and _calls_test(node):
+            changed = True
+            continue
+        keep.append(node)
+    if not changed:
+        return code
+    tree.body = keep
+    return ast.unparse(tree) + "\n"
+
+
+def assemble(code, test):
+    """code + separator + test, and the last line that belongs to code."""
+    head = code.rstrip("\n") + "\n"
+    text = head + "\n" + SEPARATOR + "\n\n" + test.lstrip("\n")
+    return text, head.count("\n")
+
+
+def load_module(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def gold_call(test):
+    """The expression assigned to result_gold in a test part, compiled, so
+    that the test can be run again with other seeds."""
+    tree = ast.parse(test)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "result_gold" for t in node.targets) \
+                and isinstance(node.value, ast.Call):
+            return compile(ast.Expression(node.value), "<test>", "eval")
+    return None
+
+
+# ---- outputs ---------------------------------------------------------------
+
+def portable(x, mod_name, notes, depth=0):
+    """Outputs as plain data for torch.save: tensors on the CPU, containers
+    kept; a tensor subclass is kept as it is (the judge's safe loader then
+    refuses it); any other object becomes a marker naming its class."""
+    if depth > 50:
+        raise RecursionError("outputs nested too deeply")
+    if isinstance(x, torch.Tensor):
+        if type(x) not in (torch.Tensor, torch.nn.Parameter):
+            notes.add("tensor_subclass")
+            return x
+        return x.detach().to("cpu").clone()
+    if x is None or isinstance(x, (bool, int, float, complex, str, bytes, torch.dtype)):
+        return x
+    if isinstance(x, torch.Size):
+        return tuple(int(v) for v in x)
+    if isinstance(x, (dict, collections.OrderedDict)):
+        return {k if isinstance(k, (str, int, float, bool)) else repr(k):
+                portable(v, mod_name, notes, depth + 1) for k, v in x.items()}
+    if isinstance(x, tuple) and type(x) is not tuple and hasattr(x, "_fields"):
+        return tuple(portable(v, mod_name, notes, depth + 1) for v in x)
+    if type(x) in (list, tuple):
+        return type(x)(portable(v, mod_name, notes, depth + 1) for v in x)
+    try:
+        import numpy as np
+        if isinstance(x, np.ndarray):
+            return torch.from_numpy(x.copy())
+        if isinstance(x, np.generic):
+            return x.item()
+    except ImportError:
+        pass
+    cls = type(x)
+    if getattr(cls, "__module__", "") == mod_name:
+        notes.add("foreign_object")
+    return {"__opaque__": f"{cls.__module__}.{cls.__qualname__}"}
+
+
+def snapshot(args):
+    return [a.detach().clone() if isinstance(a, torch.Tensor) else None for a in args]
+
+
+def changed(args, snap):
+    for a, s in zip(args, snap):
+        if s is not None and isinstance(a, torch.Tensor):
+            if a.shape != s.shape or not torch.equal(a.detach().nan_to_num(0.0),
+                                                     s.nan_to_num(0.0)):
+                return True
+    return False
+
+
+# ---- the job --------------------------------------------------------------
+
+class Job:
+    def __init__(self, spec, workdir, nonce, progress):
+        self.spec = spec
+        self.dir = workdir
+        self.nonce = nonce
+        self.progress = progress  # called once the first run (compile) is over
+        self.device = "cpu" if spec.get("cpu") else "cuda"
+        self.name = spec["name"]
+        self.runs = []
+        self.outputs = []
+        self.notes = set()
+
+    def seeds(self):
+        seeds = list(self.spec.get("seeds") or [42])
+        return [seeds[0]] + seeds if self.spec.get("repeat", True) else seeds
+
+    def one(self, seed, call):
+        before = guard.LAUNCHES.count
+        guard.LAUNCHES.ptrs = set()
+        threads = guard.python_threads()
+        t0 = time.monotonic()
+        rec = {"seed": seed}
+        try:
+            guard.poison(self.device)
+            guard.reseed(seed)
+            out, modified = call()
+            if self.device == "cuda":
+                torch.cuda.synchronize()
+            rec["ok"] = True
+            rec["inputs_modified"] = bool(modified)
+            rec["tensors"], rec["kernel_tensors"] = guard.kernel_written(out, guard.LAUNCHES.ptrs)
+            self.outputs.append(portable(out, self.name, self.notes))
+        except BaseException as exc:  # noqa: B902 - SystemExit from the code counts too
+            rec["ok"] = False
+            rec["error"] = error_info(exc)
+            self.outputs.append(None)
+        rec["seconds"] = round(time.monotonic() - t0, 4)
+        rec["launches"] = guard.LAUNCHES.count - before
+        if guard.python_threads() > threads:
+            self.notes.add("threads_left_running")
+        self.runs.append(rec)
+        if len(self.runs) == 1:
+            self.progress()
+        return rec["ok"]
+
+    # -- suites --
+
+    def run_tbg(self):
+        spec = self.spec
+        code = spec["code"]
+        try:
+            code = strip_tests(code)
+        except SyntaxError as exc:
+            return self.fail(exc)
+        text, last = assemble(code, spec.get("test", ""))
+        path = os.path.join(self.dir, self.name + ".py")
+        with open(path, "w") as fp:
+            fp.write(text)
+        guard.LAUNCHES.watch(path, last)
+        sys.path.insert(0, self.dir)
+        holder = {}
+
+        def first():
+            holder["mod"] = mod = load_module(self.name, path)
+            if "result_gold" not in mod.__dict__:
+                expr = gold_call(spec.get("test", ""))
+                if expr is None:
+                    raise RuntimeError("the test part sets no result_gold")
+                return eval(expr, mod.__dict__), False
+            return mod.result_gold, False
+        seeds = self.seeds()
+        if not self.one(seeds[0], first):
+            return
+        expr = gold_call(spec.get("test", ""))
+        for s in seeds[1:]:
+            if expr is None:
+                break
+            if not self.one(s, lambda: (eval(expr, holder["mod"].__dict__), False)):
+                return
+
+    def run_plain(self):
+        spec = self.spec
+        path = os.path.join(self.dir, self.name + ".py")
+        with open(path, "w") as fp:
+            fp.write(spec["code"])
+        guard.LAUNCHES.watch(path)
+        sys.path.insert(0, self.dir)
+        try:
+            mod = load_module(self.name, path)
+        except BaseException as exc:  # noqa: B902
+            return self.fail(exc)
+        entry = spec.get("entry") or self.name
+        fn = getattr(mod, entry, None)
+        if not callable(fn):
+            return self.fail(AttributeError(f"the code defines no function '{entry}'"))
+        tpath = os.path.join(self.dir, "geak_task_test.py")
+        with open(tpath, "w") as fp:
+            fp.write(spec.get("test", ""))
+        test = load_module("geak_task_test", tpath)
+
+        def call():
+            if hasattr(test, "test"):
+                return test.test(fn), False
+            cases = test.inputs()
+            if isinstance(cases, tuple):
+                cases = [cases]
+            outs, modified = [], False
+            for args in cases:
+                args = tuple(args) if isinstance(args, (list, tuple)) else (args,)
+                snap = snapshot(args)
+                outs.append(fn(*args))
+                modified = modified or changed(args, snap)
+            return outs, modified
+        for s in self.seeds():
+            if not self.one(s, call):
+                return
+
+    def run_rocm(self):
+        from . import rocm
+        self.spec["repeat"] = False  # the file seeds itself; one session
+        rocm.main(self)
+
+    def fail(self, exc):
+        self.runs.append({"seed": None, "ok": False, "error": error_info(exc),
+                          "seconds": 0, "launches": 0})
+        self.outputs.append(None)
+        self.progress()
+
+    def save(self):
+        opath = os.path.join(self.dir, "outputs.pt")
+        torch.save(self.outputs, opath)
+        with open(opath, "rb") as fp:
+            digest = hashlib.sha256(fp.read()).hexdigest()
+        result = {
+            "nonce": self.nonce,
+            "runs": self.runs,
+            "outputs_sha256": digest,
+            "notes": sorted(self.notes),
+            "launched": sorted(guard.LAUNCHES.names),
+            "secrets_in_env": guard.secret_names(),
+        }
+        tmp = os.path.join(self.dir, "result.json.tmp")
+        with open(tmp, "w") as fp:
+            json.dump(result, fp)
+        os.replace(tmp, os.path.join(self.dir, "result.json"))
+
+
+def main(workdir, nonce, progress):
+    with open(os.path.join(workdir, "job.json")) as fp:
+        spec = json.load(fp)
+    guard.LAUNCHES.install()
+    job = Job(spec, workdir, nonce, progress)
+    suite = spec.get("suite")
+    getattr(job, "run_" + suite)()
+    job.save()

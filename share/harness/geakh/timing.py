@@ -1,0 +1,344 @@
+"""Time the candidate against the reference on the GPU, in one process,
+interleaved (A B B A ...), on the task's performance inputs.
+
+Every timed call gets a fresh clone of its inputs (made outside the timed
+window; the last two are kept alive so an address cannot be reused), L2 is
+flushed with a buffer larger than the device's L2, the whole device is
+synchronised before and after, and the time is the larger of the event
+time and the synchronised wall time, so that work left on a side stream or
+a thread is not missed.  Results go to timing.json with the run's nonce.
+"""
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+from . import guard, judge, run
+
+REF_MODULE = "geak_eval.data.TritonBench.data.TritonBench_G_v1"
+# Bound when the worker starts, before any code under test is imported.
+_allclose = torch.allclose
+
+
+def clone(x):
+    if isinstance(x, torch.Tensor):
+        return x.clone()
+    if isinstance(x, tuple):
+        return tuple(clone(v) for v in x)
+    if isinstance(x, list):
+        return [clone(v) for v in x]
+    if isinstance(x, dict):
+        return {k: clone(v) for k, v in x.items()}
+    return x
+
+
+def plain_tensors(x):
+    if isinstance(x, torch.Tensor):
+        return type(x) in (torch.Tensor, torch.nn.Parameter)
+    if isinstance(x, (list, tuple)):
+        return all(plain_tensors(v) for v in x)
+    if isinstance(x, dict):
+        return all(plain_tensors(v) for v in x.values())
+    return True
+
+
+def close(a, b, rtol, atol):
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and a.dtype == b.dtype and \
+            _allclose(a.float(), b.float(), rtol=rtol, atol=atol, equal_nan=True)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(close(x, y, rtol, atol) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return set(a) == set(b) and all(close(a[k], b[k], rtol, atol) for k in a)
+    return a == b
+
+
+class Bench:
+    """The timing loop, with its functions bound before any code under test
+    is imported (so that replacing them afterwards changes nothing here)."""
+
+    def __init__(self):
+        self.sync = torch.cuda.synchronize
+        self.Event = torch.cuda.Event
+        self.elapsed = torch.cuda.Event.elapsed_time
+        self.now = time.perf_counter
+        props = torch.cuda.get_device_properties(0)
+        l2 = getattr(props, "L2_cache_size", 0) or (64 << 20)
+        self.flush_buf = torch.empty(max(2 * l2, 256 << 20) // 4, dtype=torch.int32, device="cuda")
+        self.patched_names = []
+
+    def one(self, fn, inp):
+        x = clone(inp)
+        self.flush_buf.zero_()
+        self.sync()
+        e0, e1 = self.Event(enable_timing=True), self.Event(enable_timing=True)
+        t0 = self.now()
+        e0.record()
+        out = fn(x)
+        e1.record()
+        self.sync()
+        wall = (self.now() - t0) * 1e3
+        ev = self.elapsed(e0, e1)
+        return max(ev, wall if wall > 2 * ev + 0.05 else ev), out, x
+
+    def time_callable(self, fn, reps, warmup=2):
+        """(median, min, max) ms of fn() with the same hygiene as one()."""
+        for _ in range(warmup):
+            fn()
+        self.sync()
+        times = []
+        for _ in range(reps):
+            self.flush_buf.zero_()
+            self.sync()
+            e0, e1 = self.Event(enable_timing=True), self.Event(enable_timing=True)
+            t0 = self.now()
+            e0.record()
+            fn()
+            e1.record()
+            self.sync()
+            wall = (self.now() - t0) * 1e3
+            ev = self.elapsed(e0, e1)
+            times.append(max(ev, wall if wall > 2 * ev + 0.05 else ev))
+        return statistics.median(times), min(times), max(times)
+
+    def check_untouched(self):
+        names = []
+        if torch.cuda.synchronize is not self.sync:
+            names.append("torch.cuda.synchronize")
+        if torch.cuda.Event.elapsed_time is not self.elapsed:
+            names.append("torch.cuda.Event.elapsed_time")
+        if time.perf_counter is not self.now:
+            names.append("time.perf_counter")
+        return names
+
+
+def measure(bench, cand, ref, inputs, reps, warmup, seed):
+    rows = []
+    keep = []
+    for i, inp in enumerate(inputs):
+        for fn in (cand, ref):  # compile and autotune outside the timing
+            for _ in range(warmup):
+                guard.reseed(seed)
+                bench.one(fn, inp)
+        ms_c, ms_r = [], []
+        for k in range(reps):
+            order = ((cand, ms_c), (ref, ms_r)) if k % 2 == 0 else ((ref, ms_r), (cand, ms_c))
+            for fn, acc in order:
+                guard.reseed(seed)
+                t, out, x = bench.one(fn, inp)
+                if fn is cand and not plain_tensors(out):
+                    raise run_cheat("an output of the timed call is not a plain tensor")
+                acc.append(t)
+                keep = (keep + [x, out])[-4:]
+        rows.append({"shape": i, "ms": statistics.median(ms_c), "ms_ref": statistics.median(ms_r)})
+    return rows
+
+
+class Cheat(Exception):
+    pass
+
+
+def run_cheat(msg):
+    return Cheat(msg)
+
+
+def load_tbg(spec, d):
+    """The candidate as module <name>, the reference under GEAK-eval's
+    package path, and the perf script's Performance_Metrics subclass."""
+    name = spec["name"]
+    cpath = os.path.join(d, name + ".py")
+    with open(cpath, "w") as fp:
+        fp.write(run.strip_tests(spec["code"]))
+    rdir = os.path.join(d, "ref")
+    os.makedirs(rdir, exist_ok=True)
+    rpath = os.path.join(rdir, name + ".py")
+    with open(rpath, "w") as fp:
+        fp.write(spec["reference"])
+    ppath = os.path.join(d, name + "_perf.py")
+    with open(ppath, "w") as fp:
+        fp.write(spec["perf"])
+    sys.path.insert(0, d)
+    import geak_eval.data.TritonBench.data.TritonBench_G_v1 as pkg  # noqa: F401
+    run.load_module(REF_MODULE + "." + name, rpath)
+    guard.LAUNCHES.watch(cpath)
+    cand_mod = run.load_module(name, cpath)
+    perf = run.load_module(name + "_perf", ppath)
+    from geak_eval.perf.performance_utils import Performance_Metrics
+    classes = [v for v in vars(perf).values() if isinstance(v, type)
+               and issubclass(v, Performance_Metrics) and v is not Performance_Metrics]
+    if not classes:
+        raise RuntimeError("the perf script defines no Performance_Metrics subclass")
+    pm = classes[0]()
+    guard.reseed(spec.get("seeds", [42])[0])
+    pm.get_input_tensors()
+    inputs = [pm.to_cuda(x) for x in pm.input_tensors]
+    return cand_mod, pm.call_op, pm.call_op_ref, inputs, pm
+
+
+def load_plain(spec, d):
+    name = spec["name"]
+    entry = spec.get("entry") or name
+    cpath = os.path.join(d, name + ".py")
+    with open(cpath, "w") as fp:
+        fp.write(spec["code"])
+    rpath = os.path.join(d, "geak_reference.py")
+    with open(rpath, "w") as fp:
+        fp.write(spec["reference"])
+    ppath = os.path.join(d, "geak_perf_cases.py")
+    with open(ppath, "w") as fp:
+        fp.write(spec["perf"])
+    sys.path.insert(0, d)
+    ref = run.load_module("geak_reference", rpath)
+    guard.LAUNCHES.watch(cpath)
+    cand = run.load_module(name, cpath)
+    perf = run.load_module("geak_perf_cases", ppath)
+    guard.reseed(spec.get("seeds", [42])[0])
+    cases = [tuple(c) if isinstance(c, (list, tuple)) else (c,) for c in perf.perf_inputs()]
+    fc, fr = getattr(cand, entry), getattr(ref, entry)
+    return cand, (lambda a: fc(*a)), (lambda a: fr(*a)), cases, perf
+
+
+def check_perf_outputs(spec, cand, ref, inputs, seed):
+    """One checked call per performance input: the outputs must agree here
+    too (GEAK-eval's flow checks only these).  As in the correctness run,
+    memory from torch.empty starts as NaN, and elements where two runs of
+    the reference disagree are not compared."""
+    tol = spec.get("tolerance") or {}
+    rtol = tol.get("rtol", judge.TOLERANCE.get(spec["suite"], (1e-3, 1e-3))[0])
+    atol = tol.get("atol", judge.TOLERANCE.get(spec["suite"], (1e-3, 1e-3))[1])
+    with guard.PoisonEmpty():
+        for i, inp in enumerate(inputs):
+            outs = []
+            for fn in (cand, ref, ref):
+                guard.reseed(seed)
+                outs.append(fn(clone(inp)))
+            torch.cuda.synchronize()
+            a, b1, b2 = ([judge_portable(o) for o in outs])
+            mask = judge.unstable(b1, b2, rtol, atol)
+            try:
+                judge.compare(judge.masked(a, mask), judge.masked(b1, mask), rtol, atol)
+            except judge.Mismatch as exc:
+                raise Mismatch(f"performance input {i}: {exc}") from None
+            del outs, a, b1, b2
+
+
+def judge_portable(x):
+    """Outputs on the host as plain data, for judge.compare."""
+    notes = set()
+    out = run.portable(x, "", notes)
+    if notes:
+        raise Cheat("an output of the checked call is not plain data")
+    return out
+
+
+def rocm_perf(spec, d, bench, reps, progress):
+    """ROCm files time themselves in test_performance through
+    PytestBenchmarker: run the reference's and the candidate's file under
+    pytest, alternately (R C C R), with geak-eval's timer in place of
+    do_bench, and pair the results by op and parameters."""
+    import pytest
+    from geak_eval.perf.ROCm import performance_utils_pytest as pu
+    name = spec["name"]
+    files = {}
+    for role, code in (("ref", spec["reference"]), ("cand", spec["code"])):
+        sub = os.path.join(d, role)
+        os.makedirs(sub, exist_ok=True)
+        test = spec.get("cand_test") if role == "cand" else None
+        text, last = run.assemble(code, test or spec.get("test", ""))
+        files[role] = os.path.join(sub, name + ".py")
+        with open(files[role], "w") as fp:
+            fp.write(text)
+        if role == "cand":
+            guard.LAUNCHES.watch(files[role], last)
+    pu.TIMER = lambda fn: bench.time_callable(fn, reps)
+    got = {"ref": {}, "cand": {}}
+    failed = {"ref": 0, "cand": 0}
+    for i, role in enumerate(("ref", "cand", "cand", "ref")):
+        pu._RESULTS.clear()
+        guard.reseed(spec.get("seeds", [42])[0])
+        code = pytest.main([files[role], "-q", "-p", "no:cacheprovider", "--noconftest",
+                            "--import-mode=importlib", "-k", "test_performance",
+                            "--rootdir", os.path.dirname(files[role])])
+        failed[role] += int(code) != 0
+        for op, rows in pu._RESULTS.items():
+            for row in rows:
+                key = op + json.dumps(row["params"], sort_keys=True, default=str)
+                got[role].setdefault(key, []).append(row)
+        if i == 1:
+            progress()
+    if not got["cand"] and guard.LAUNCHES.count == 0:
+        raise Cheat("no Triton kernel of the candidate launched in test_performance")
+    missing = sorted(set(got["ref"]) - set(got["cand"]))
+    if missing or failed["cand"] > failed["ref"]:
+        raise RuntimeError(f"test_performance failed for the candidate ({len(missing)} cases "
+                           "missing); see stdout")
+    rows = []
+    for i, key in enumerate(sorted(got["ref"])):
+        c, r = got["cand"][key], got["ref"][key]
+        row = {"shape": i, "ms": statistics.median(x["ms"] for x in c),
+               "ms_ref": statistics.median(x["ms"] for x in r)}
+        for src, dst in (("GB/s", "gbps"), ("TFLOPS", "tflops")):
+            vals = [x.get(src) for x in c if isinstance(x.get(src), (int, float))]
+            if vals:
+                row[dst] = vals[0] * (c[0]["ms"] / row["ms"]) if c[0]["ms"] else vals[0]
+        rows.append(row)
+    return rows
+
+
+def main(d, nonce, progress, req):
+    with open(os.path.join(d, "job.json")) as fp:
+        spec = json.load(fp)
+    guard.LAUNCHES.install()
+    bench = Bench()
+    result = {"nonce": nonce}
+    try:
+        if spec["suite"] == "rocm":
+            launched = guard.LAUNCHES.count
+            result["shapes"] = rocm_perf(spec, d, bench, int(req.get("reps", 20)), progress)
+            result["patched"] = bench.check_untouched()
+            result["launches"] = guard.LAUNCHES.count - launched
+            raise _Done()
+        loader = load_tbg if spec["suite"] == "tbg" else load_plain
+        _, cand, ref, inputs, meta = loader(spec, d)
+        seed = spec.get("seeds", [42])[0]
+        check_perf_outputs(spec, cand, ref, inputs, seed)
+        progress()
+        launched = guard.LAUNCHES.count
+        if launched == 0:
+            raise Cheat("no Triton kernel of the candidate launched on the performance inputs")
+        guard.LAUNCHES.active = False
+        rows = measure(bench, cand, ref, inputs, int(req.get("reps", 20)), int(req.get("warmup", 2)), seed)
+        for row, inp in zip(rows, inputs):
+            for key, fn in (("gbps", "get_gbps"), ("tflops", "get_tflops")):
+                f = getattr(meta, fn, None) or getattr(meta, key, None)
+                if callable(f):
+                    try:
+                        row[key] = float(f(inp, row["ms"]))
+                    except Exception:  # noqa: BLE001 - an optional figure
+                        pass
+        result["shapes"] = rows
+        result["patched"] = bench.check_untouched()
+        result["launches"] = launched
+    except _Done:
+        pass
+    except Mismatch as exc:
+        result["error"] = {"kind": "mismatch", "message": str(exc)}
+    except Cheat as exc:
+        result["error"] = {"kind": "cheat", "message": str(exc)}
+    except BaseException as exc:  # noqa: B902
+        result["error"] = run.error_info(exc)
+    tmp = os.path.join(d, "timing.json.tmp")
+    with open(tmp, "w") as fp:
+        json.dump(result, fp)
+    os.replace(tmp, os.path.join(d, "timing.json"))
+
+
+class Mismatch(Exception):
+    pass
+
+
+class _Done(Exception):
+    """The ROCm path has filled the result."""

@@ -1,0 +1,25 @@
+#!/bin/sh
+# geak-eval on ROCm benchmark tasks (pytest files): on the CPU, the one
+# smoke task that runs under Triton's interpreter passes as a reference and
+# fails when its kernel is broken; the rest of the smoke set is checked on
+# a GPU by tests/gpu/eval-h200.sh.
+. "$(dirname "$0")/lib.sh"
+geak=$top/../shared/bench/geak-eval-data.tar.gz
+[ -r "$geak" ] || skip_all "no benchmark archive $geak"
+command -v jq >/dev/null || skip_all "no jq"
+have_python || skip_all "no torch and triton in $GEAK_PYTHON"
+plan 5
+
+geak-import --suite rocm --ids test_reverse_range --as-candidate "$geak" > ref.jsonl
+jq -c '.code = "import triton\n" | .mutant = "missing"' ref.jsonl > miss.jsonl
+cat ref.jsonl miss.jsonl > in.jsonl
+geak-eval -j 2 --cpu --no-cache in.jsonl > out.jsonl 2> err.txt
+check_same "geak-eval exits 0" 0 $?
+check_same "the reference passes" "true true done" \
+	"$(sed -n 1p out.jsonl | jq -r '.eval | "\(.call) \(.exec) \(.stage)"')"
+check_same "without its kernel the file's tests fail call" "false runtime" \
+	"$(sed -n 2p out.jsonl | jq -r '.eval | "\(.call) \(.reason)"')"
+check_match "the message carries the first pytest failure" "test_reverse_range" \
+	"$(sed -n 2p out.jsonl | jq -r .eval.message)"
+check_same "nothing is timed on the CPU" null "$(sed -n 1p out.jsonl | jq -r .eval.speedup)"
+done_testing

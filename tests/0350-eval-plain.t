@@ -1,0 +1,59 @@
+#!/bin/sh
+# The plain task format: test(fn) instead of inputs(), task.entry naming
+# the function, task.tolerance loosening the comparison, and a candidate
+# that does not define the function.
+. "$(dirname "$0")/lib.sh"
+command -v jq >/dev/null || skip_all "no jq"
+have_python || skip_all "no torch and triton in $GEAK_PYTHON"
+plan 5
+
+cat > ref.py <<'PY'
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale(x_ptr, out_ptr, n, s, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * s, mask=mask)
+
+
+def scale(x, s):
+    out = torch.empty_like(x)
+    _scale[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), s, BLOCK=64)
+    return out
+PY
+cat > test.py <<'PY'
+import torch
+
+
+def test(fn):
+    x = torch.randn(300, device="cuda")
+    return {"twice": fn(x, 2.0), "half": fn(x, 0.5), "n": 300}
+PY
+# off by 0.5%: wrong at the default tolerance, right at rtol 1e-2
+sed 's/\* s, mask/* s * 1.005, mask/' ref.py > close.py
+printf 'import torch\n\ndef other(x, s):\n    return x * s\n' > missing.py
+task() {
+	jq -nc --rawfile r ref.py --rawfile t test.py --rawfile c "$1" --argjson tol "$2" \
+		'{id: "plain/op", code: $c, task: ({suite: "plain", name: "op", entry: "scale",
+		  reference: $r, test: $t} + (if $tol then {tolerance: $tol} else {} end))}'
+}
+{
+	task ref.py null
+	task close.py null
+	task close.py '{"rtol": 0.01, "atol": 0.01}'
+	task missing.py null
+} > in.jsonl
+geak-eval -j 2 --cpu --no-cache in.jsonl > out.jsonl 2> err.txt
+check_same "geak-eval exits 0" 0 $?
+check_same "the reference passes through test(fn) and task.entry" "true true" \
+	"$(sed -n 1p out.jsonl | jq -r '.eval | "\(.call) \(.exec)"')"
+check_same "a 0.5% error fails at the default tolerance" "false mismatch" \
+	"$(sed -n 2p out.jsonl | jq -r '.eval | "\(.exec) \(.reason)"')"
+check_same "and passes at the task's tolerance" "true" "$(sed -n 3p out.jsonl | jq -r .eval.exec)"
+check_match "a candidate without the function fails call" "^false runtime .*scale" \
+	"$(sed -n 4p out.jsonl | jq -r '.eval | "\(.call) \(.reason) \(.message)"')"
+done_testing

@@ -1,0 +1,21 @@
+# The reference of the plain task "add" that the cheat tests evaluate
+# against: elementwise x + y in Triton.
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+def add(x, y):
+    out = torch.empty_like(x)
+    n = out.numel()
+    _add_kernel[(triton.cdiv(n, 128),)](x, y, out, n, BLOCK=128)
+    return out

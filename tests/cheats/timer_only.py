@@ -1,0 +1,27 @@
+# expect: gpu
+# Cheat 8 on its own: a correct kernel that replaces the timer's
+# functions, so that it would look fast.  Timed on a GPU only, where the
+# harness notices the replacement and rejects the candidate.
+import time
+
+import torch
+import triton
+import triton.language as tl
+
+time.perf_counter = lambda: 0.0
+if hasattr(torch.cuda, "Event"):
+    torch.cuda.Event.elapsed_time = lambda self, other: 1e-6
+
+
+@triton.jit
+def _add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask),
+             mask=mask)
+
+
+def add(x, y):
+    out = torch.empty_like(x)
+    _add_kernel[(triton.cdiv(out.numel(), 128),)](x, y, out, out.numel(), BLOCK=128)
+    return out

@@ -1,0 +1,29 @@
+#!/bin/sh
+# Make the record files that tests/gpu/eval-h200.sh and eval-refs.sh read,
+# here (geak-import needs libarchive, which the GPU machine may lack), into
+# DIR (default out/gpu; out/ is ignored by git, so it must be carried):
+# smoke-tbg.jsonl and smoke-rocm.jsonl (the smoke sets of
+# benchmarks-and-metrics.md §8), cheats.jsonl (tests/cheats as plain
+# tasks) and all.jsonl (every TritonBench and ROCm reference).
+#
+#   tests/gpu/eval-data.sh [geak-eval-data.tar.gz [DIR]]
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+src=${1:-$top/../shared/bench/geak-eval-data.tar.gz}
+dir=${2:-$top/out/gpu}
+mkdir -p "$dir"
+imp=$top/bin/geak-import
+"$imp" --suite tbg --as-candidate --ids vector_addition_custom,relu_triton_kernel,sin_kernel,softmax_triton1,rmsnorm_implementation,chunk_gla_simple,embedding_triton_kernel,rotary_emb,int8_quantization,cross_entropy2 \
+	"$src" > "$dir/smoke-tbg.jsonl"
+"$imp" --suite rocm --as-candidate --ids test_add_kernel,naive_softmax,test_load_reduce,test_reverse_range,test_triton_swizzle2d,test_block_copy,test_batched_vecmat,test_iv_dependent_matmul,test_block_pointer_matmul,test_flashattention_fwd \
+	"$src" > "$dir/smoke-rocm.jsonl"
+"$imp" --suite all --as-candidate "$src" > "$dir/all.jsonl"
+c=$top/tests/cheats
+for f in "$c"/*.py; do
+	case $f in */add_*) continue ;; esac
+	jq -nc --rawfile ref "$c/add_reference.py" --rawfile test "$c/add_test.py" \
+		--rawfile perf "$c/add_perf.py" --rawfile code "$f" --arg name "$(basename "$f" .py)" \
+		'{schema: 1, id: "plain/add", cheat: $name, code: $code,
+		  task: {suite: "plain", name: "add", reference: $ref, test: $test, perf: $perf}}'
+done > "$dir/cheats.jsonl"
+wc -l "$dir"/*.jsonl
