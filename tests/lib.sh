@@ -19,6 +19,10 @@ tap_fail=0
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/geak-test.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 cd "$scratch" || exit 1
+# Caches (geak-eval's results, Triton's kernels) start empty and stay here.
+XDG_CACHE_HOME=$scratch/cache
+TRITON_CACHE_DIR=$scratch/cache/triton
+export XDG_CACHE_HOME TRITON_CACHE_DIR
 
 plan() { echo "1..$1"; }
 
