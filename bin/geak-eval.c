@@ -32,6 +32,7 @@ struct opts {
 	double timeout_s, compile_s;
 	char *cache_dir;
 	int no_cache, keep, cpu, gpus_given;
+	int no_perf;              /* correctness only: no timing on the GPU */
 	long seeds, reps;
 	double speedup_limit;
 	const char *python;
@@ -71,6 +72,11 @@ static struct opts opt = {
 	.speedup_limit = 10,
 };
 static char *scratch;         /* this run's private directory */
+/* Triton's compile caches, one per code text (see geak_worker.py): a job
+ * may write only the cache of the code it runs, so no candidate can plant
+ * a compiled kernel for another's; and the reference, the candidate and
+ * its timing run each compile once, not once per job. */
+static char *triton_cache;
 static char *lockdir;
 
 /* ---- small helpers ---- */
@@ -291,6 +297,7 @@ slot_up(struct slot *s, char *err, size_t errlen)
 	struct geak_worker_opts o = {
 		.python = opt.python, .script = opt.harness, .gpu = s->gpu, .vendor = opt.vendor,
 		.home = s->home, .write_dirs = s->write_dirs, .start_timeout_s = 300,
+		.triton_cache = triton_cache,
 	};
 
 	/* Some GPU runtimes do not start inside a network namespace or under
@@ -756,7 +763,9 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	}
 	/* TritonBench and plain tasks bring performance cases in task.perf;
 	 * ROCm files carry theirs in test_performance. */
-	if (json_is_true(json_object_get(ev, "exec")) && s->gpu &&
+	if (json_is_true(json_object_get(ev, "exec")) && s->gpu && opt.no_perf)
+		add_note(ev, "perf_skipped");
+	else if (json_is_true(json_object_get(ev, "exec")) && s->gpu &&
 	    (json_is_string(json_object_get(spec, "perf")) ||
 	    !strcmp(json_string_value(json_object_get(spec, "suite")), "rocm")))
 		perf(s, ev, spec, rec);
@@ -781,10 +790,13 @@ eval_key(json_t *spec, const char *sha, char key[65])
 	json_object_set_new(spec, "code_sha", json_string(sha));
 	json_object_set_new(spec, "reps", json_integer(opt.reps));
 	json_object_set_new(spec, "speedup_limit", json_real(opt.speedup_limit));
+	if (opt.no_perf)
+		json_object_set_new(spec, "no_perf", json_true());
 	geak_cache_key(spec, key);
 	json_object_del(spec, "code_sha");
 	json_object_del(spec, "reps");
 	json_object_del(spec, "speedup_limit");
+	json_object_del(spec, "no_perf");
 }
 
 static int
@@ -1075,7 +1087,7 @@ usage(FILE *fp)
 {
 	fprintf(fp,
 	    "usage: %s [-j N] [--gpus LIST|auto | --cpu] [--cache DIR | --no-cache] [--timeout S]\n"
-	    "       [--compile-timeout S] [--seeds N] [--reps N] [--speedup-limit X]\n"
+	    "       [--compile-timeout S] [--seeds N] [--reps N] [--speedup-limit X] [--no-perf]\n"
 	    "       [--python PATH] [--harness DIR] [--tmpdir DIR] [--keep] [file ...]\n"
 	    "       %s --list-gpus\n"
 	    "Evaluate candidate records: call, correctness against the reference, speedup.\n",
@@ -1083,7 +1095,7 @@ usage(FILE *fp)
 }
 
 enum { O_GPUS = 256, O_CACHE, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_LIMIT,
-	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU };
+	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU, O_NOPERF };
 
 static void
 parse_args(int argc, char **argv, const char **harness_dir)
@@ -1095,6 +1107,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		{ "compile-timeout", required_argument, NULL, O_COMPILE },
 		{ "seeds", required_argument, NULL, O_SEEDS }, { "reps", required_argument, NULL, O_REPS },
 		{ "speedup-limit", required_argument, NULL, O_LIMIT },
+		{ "no-perf", no_argument, NULL, O_NOPERF },
 		{ "python", required_argument, NULL, O_PYTHON }, { "harness", required_argument, NULL, O_HARNESS },
 		{ "tmpdir", required_argument, NULL, O_TMP }, { "keep", no_argument, NULL, O_KEEP },
 		{ "list-gpus", no_argument, NULL, O_LIST }, { "cpu", no_argument, NULL, O_CPU }, { "help", no_argument, NULL, 'h' },
@@ -1113,6 +1126,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		case O_COMPILE: opt.compile_s = geak_parse_double(optarg, "--compile-timeout", 1, 86400); break;
 		case O_SEEDS: opt.seeds = geak_parse_long(optarg, "--seeds", 1, 100); break;
 		case O_REPS: opt.reps = geak_parse_long(optarg, "--reps", 3, 100000); break;
+		case O_NOPERF: opt.no_perf = 1; break;
 		case O_LIMIT: opt.speedup_limit = geak_parse_double(optarg, "--speedup-limit", 1, 1e9); break;
 		case O_PYTHON: opt.python = optarg; break;
 		case O_HARNESS: *harness_dir = optarg; break;
@@ -1178,6 +1192,7 @@ setup(const char *harness_dir)
 		geak_die(GEAK_EXIT_FATAL, "%s:", opt.cache_dir);
 	free(opt.cache_dir);
 	opt.cache_dir = abs;
+	triton_cache = geak_xasprintf("%s/triton", opt.cache_dir);
 	lockdir = geak_gpulock_dir();
 }
 
@@ -1219,6 +1234,6 @@ main(int argc, char **argv)
 	}
 	if (!opt.keep)
 		geak_rmtree(scratch);
-	free(slots), free(st), free(scratch), free(lockdir), free(q.items);
+	free(slots), free(st), free(scratch), free(lockdir), free(q.items), free(triton_cache);
 	return status;
 }

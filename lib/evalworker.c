@@ -107,6 +107,8 @@ worker_env(const struct geak_worker_opts *o)
 	set[n++] = geak_xasprintf("XDG_CACHE_HOME=%s/.cache", o->home);
 	set[n++] = geak_xasprintf("TRITON_HOME=%s", o->home);
 	set[n++] = geak_xasprintf("TMPDIR=%s", o->home);
+	if (o->triton_cache)
+		set[n++] = geak_xasprintf("GEAK_TRITON_CACHE=%s", o->triton_cache);
 	/* The CUDA driver opens the MPS control pipe (by default under /tmp)
 	 * for writing; outside the Landlock write area that fails and the
 	 * driver does not start.  Without an MPS daemon of the user's, point

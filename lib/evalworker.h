@@ -17,6 +17,7 @@ struct geak_worker_opts {
 	const char *gpu;               /* the device (physical index or UUID); NULL: CPU mode */
 	const char *vendor;            /* "nvidia", "amd" or NULL: unknown */
 	const char *home;              /* the worker's HOME (writable) */
+	const char *triton_cache;      /* root of the per-code Triton caches, or NULL */
 	const char *const *write_dirs; /* Landlock: where the worker may write */
 	double start_timeout_s;        /* for the greeting (imports) */
 	int sandbox;                   /* GEAK_SB_* layers to ask for */

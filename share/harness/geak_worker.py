@@ -11,6 +11,7 @@ the children do, so that a crash or a CUDA context stays with one job.
 The first line written is a greeting with the harness version, library
 versions and the device.
 """
+import hashlib
 import json
 import os
 import select
@@ -88,6 +89,27 @@ def probe_device():
     return info
 
 
+def _code_cache(d):
+    """The Triton cache of the code this job runs: one directory per code
+    text under GEAK_TRITON_CACHE, so that repeated runs of one code (the
+    reference for many candidates, a candidate and its timing run) compile
+    once, while a job can write no other code's cache."""
+    root = os.environ.get("GEAK_TRITON_CACHE")
+    try:
+        with open(os.path.join(d, "job.json")) as fp:
+            code = json.load(fp).get("code")
+    except (OSError, ValueError):
+        return None
+    if not root or not isinstance(code, str):
+        return None
+    path = os.path.join(root, hashlib.sha256(code.encode()).hexdigest()[:32])
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except OSError:
+        return None
+    return path
+
+
 def child(req, status_w):
     """In the forked child: isolate, then do the job.  Never returns."""
     code = 1
@@ -106,11 +128,13 @@ def child(req, status_w):
         tmp = os.path.join(d, "tmp")
         os.makedirs(tmp, exist_ok=True)
         os.environ["TMPDIR"] = tmp
-        os.environ["TRITON_CACHE_DIR"] = os.path.join(d, "triton")
+        code_cache = _code_cache(d)
+        os.environ["TRITON_CACHE_DIR"] = code_cache or os.path.join(d, "triton")
         os.environ["TRITON_HOME"] = d
         os.environ["CUDA_CACHE_PATH"] = os.path.join(d, "nv")
         os.environ["PYTHONHASHSEED"] = "0"
-        ok = INNER_LANDLOCK and guard.restrict_writes([d, "/dev"] + list(req.get("write_dirs", [])))
+        ok = INNER_LANDLOCK and guard.restrict_writes(
+            [d, "/dev"] + ([code_cache] if code_cache else []) + list(req.get("write_dirs", [])))
         os.write(status_w, b"L" if ok else b"l")
 
         def progress():
