@@ -224,23 +224,13 @@ main(int argc, char **argv)
 	struct opts o = { .mem = { 5, 5, GEAK_COUNT_V2 }, .iter = -1 };
 	struct geak_llm_config cfg;
 	struct geak_llm_stage st = { 0 };
-	int status;
 
 	geak_setprog(argv[0]);
 	geak_llm_config_init(&cfg);
 	parse_args(argc, argv, &o, &cfg);
-	if (!(st.llm = geak_llm_open(&cfg)))
-		return GEAK_EXIT_FATAL;
-	if (cfg.check) {
-		status = geak_llm_check(st.llm);
-		geak_llm_close(st.llm);
-		return status;
-	}
 	st.prompt = make_prompt;
 	st.apply = apply;
 	st.ctx = &o;
 	st.progress = progress;
-	status = geak_llm_stage_run(&st, argv + optind, argc - optind);
-	geak_llm_close(st.llm);
-	return status;
+	return geak_llm_stage_main(&st, &cfg, argv + optind, argc - optind);
 }

@@ -316,7 +316,7 @@ main(int argc, char **argv)
 	struct opts o = { .keep = 3, .max_trace = 4000, .summary_lines = 3 };
 	struct geak_llm_config cfg;
 	struct geak_llm_stage st = { 0 };
-	int c, status;
+	int c;
 
 	geak_setprog(argv[0]);
 	geak_llm_config_init(&cfg);
@@ -334,19 +334,10 @@ main(int argc, char **argv)
 		default: usage(stderr); exit(GEAK_EXIT_USAGE);
 		}
 	}
-	if (!(st.llm = geak_llm_open(&cfg)))
-		return GEAK_EXIT_FATAL;
-	if (cfg.check) {
-		status = geak_llm_check(st.llm);
-		geak_llm_close(st.llm);
-		return status;
-	}
 	st.prompt = make_prompt;
 	st.apply = apply;
 	st.ctx = &o;
 	st.keep_llm_field = 1;
 	st.progress = progress;
-	status = geak_llm_stage_run(&st, argv + optind, argc - optind);
-	geak_llm_close(st.llm);
-	return status;
+	return geak_llm_stage_main(&st, &cfg, argv + optind, argc - optind);
 }

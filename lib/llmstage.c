@@ -140,3 +140,17 @@ geak_llm_stage_run(struct geak_llm_stage *st, char *const *paths, int npaths)
 	free(ch);
 	return status;
 }
+
+int
+geak_llm_stage_main(struct geak_llm_stage *st, const struct geak_llm_config *cfg,
+    char *const *paths, int npaths)
+{
+	int status;
+
+	if (!(st->llm = geak_llm_open(cfg)))
+		return GEAK_EXIT_FATAL;
+	status = cfg->check ? geak_llm_check(st->llm) : geak_llm_stage_run(st, paths, npaths);
+	geak_llm_close(st->llm);
+	st->llm = NULL;
+	return status;
+}

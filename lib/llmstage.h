@@ -27,5 +27,9 @@ struct geak_llm_stage {
 /* Run the stage over the named inputs (none: stdin) to stdout.  Returns
  * the exit status (lib/util.h). */
 int geak_llm_stage_run(struct geak_llm_stage *st, char *const *paths, int npaths);
+/* A stage tool's whole life after its options: open the client, answer
+ * --check, else run the stage over the files; returns the exit status. */
+int geak_llm_stage_main(struct geak_llm_stage *st, const struct geak_llm_config *cfg,
+	char *const *paths, int npaths);
 
 #endif
