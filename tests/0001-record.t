@@ -2,7 +2,7 @@
 # Record I/O through the library's filter loop (tests/helpers/passthru):
 # bad lines become error records, nothing is lost, unknown fields pass.
 . "$(dirname "$0")/lib.sh"
-plan 22
+plan 24
 
 lines() { wc -l < "$1" | tr -d ' '; }
 
@@ -69,6 +69,13 @@ fi
 # Several files are read in order, as one stream.
 passthru in.jsonl mixed.jsonl in.jsonl > out.jsonl 2>/dev/null
 check_same "several files, all lines" 8 "$(lines out.jsonl)"
+# A parser message that quotes bytes which are not UTF-8 (found by the
+# fuzzer): still an error record, and the stream goes on.
+printf '{"s":"\\u0\353\200\222"\n{"id":"next"}\n' > quote.jsonl
+passthru quote.jsonl > out.jsonl 2>/dev/null
+check_same "bad bytes in a parser message: exit 1" 1 $?
+check_same "bad bytes in a parser message: both records out" 2 "$(lines out.jsonl)"
+
 # A full disk or a closed pipe is a fatal error, reported once.
 passthru in.jsonl > /dev/full 2> err.txt
 check_same "write failure exits 3" 3 $?
