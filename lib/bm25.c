@@ -323,16 +323,6 @@ struct geak_index_builder {
 	size_t ntokens, cap_tokens;
 };
 
-static uint64_t
-hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 #define GROW(ptr, n, cap, extra) do { \
 	if ((n) + (extra) > (cap)) { \
 		(cap) = ((n) + (extra)) * 2; \
@@ -351,7 +341,7 @@ rehash(struct geak_index_builder *b)
 	b->nslots = n;
 	for (size_t t = 0; t < b->nterms; t++) {
 		const struct ix_strref *r = &b->terms[t];
-		size_t i = hash_bytes(b->strings.data + r->off, r->len) & (n - 1);
+		size_t i = geak_fnv1a(b->strings.data + r->off, r->len) & (n - 1);
 		while (b->slots[i] != UINT32_MAX)
 			i = (i + 1) & (n - 1);
 		b->slots[i] = (uint32_t)t;
@@ -365,7 +355,7 @@ term_id(struct geak_index_builder *b, const char *tok, size_t len)
 
 	if (2 * (b->nterms + 1) > b->nslots)
 		rehash(b);
-	i = hash_bytes(tok, len) & (b->nslots - 1);
+	i = geak_fnv1a(tok, len) & (b->nslots - 1);
 	while (b->slots[i] != UINT32_MAX) {
 		const struct ix_strref *r = &b->terms[b->slots[i]];
 		if (r->len == len && memcmp(b->strings.data + r->off, tok, len) == 0)

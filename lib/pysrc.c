@@ -608,16 +608,6 @@ geak_pyfunc_wrapper(const struct geak_pyfile *f, size_t k)
 
 /* ---- shingles ---- */
 
-static uint64_t
-fnv1a(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 /* splitmix64's finaliser: spreads a combined hash over all bits. */
 static uint64_t
 mix(uint64_t x)
@@ -647,7 +637,7 @@ shingles(const struct geak_pyfile *f, size_t from, size_t to, size_t skip, uint6
 		const struct geak_pytok *t = &f->tok[i];
 		if (i == skip || t->type == GEAK_PY_COMMENT || t->type == GEAK_PY_NEWLINE)
 			continue;
-		h[n++] = fnv1a(f->src + t->off, t->len);
+		h[n++] = geak_fnv1a(f->src + t->off, t->len);
 	}
 	*out = NULL;
 	if (n == 0) {

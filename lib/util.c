@@ -293,6 +293,17 @@ geak_parse_double(const char *arg, const char *opt, double min, double max)
 	return v;
 }
 
+uint64_t
+geak_fnv1a(const void *data, size_t len)
+{
+	const unsigned char *s = data;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ s[i]) * 0x100000001b3ULL;
+	return h;
+}
+
 double
 geak_now(void)
 {

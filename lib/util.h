@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdnoreturn.h>
 
@@ -71,6 +72,9 @@ const char *geak_sharedir(void);
 char *geak_share_path(const char *override_dir, const char *subdir, const char *name);
 
 void geak_print_version(void);
+
+/* FNV-1a, 64 bits: a fast hash for in-memory tables and shingles. */
+uint64_t geak_fnv1a(const void *data, size_t len);
 
 /* Lowercase hex SHA-256 of data, into out[65]. */
 void geak_sha256_hex(const void *data, size_t len, char out[65]);

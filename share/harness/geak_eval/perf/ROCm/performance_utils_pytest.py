@@ -9,19 +9,12 @@ import os
 
 import torch
 
+# The same budget settings as the TritonBench perf scripts use.
+from geak_eval.perf.performance_utils import do_bench_config  # noqa: F401
+
 _RESULTS = {}
 # geak-eval's timing replaces do_bench with its own timer: fn -> ms.
 TIMER = None
-
-
-class do_bench_config:
-    def __init__(self, warm_up=25, repetition=100, grad_to_none=None,
-                 quantiles=(0.5, 0.8, 0.2), return_mode="median"):
-        self.warm_up = warm_up
-        self.repetition = repetition
-        self.grad_to_none = grad_to_none
-        self.quantiles = list(quantiles)
-        self.return_mode = return_mode
 
 
 class PytestBenchmarker:
