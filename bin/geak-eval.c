@@ -4,7 +4,7 @@
  *
  * Threads: one reads records, one per slot (-j) evaluates them through
  * its own warm harness worker, and the main thread writes the results in
- * input order as they become ready. */
+ * input order as they become ready (or, with -u, as each is ready). */
 #include <errno.h>
 #include <getopt.h>
 #include <glob.h>
@@ -33,6 +33,7 @@ struct opts {
 	char *cache_dir;
 	int no_cache, keep, cpu, gpus_given;
 	int no_perf;              /* correctness only: no timing on the GPU */
+	int unordered;            /* write each result when it is ready */
 	long seeds, reps;
 	double speedup_limit;
 	const char *python;
@@ -52,8 +53,24 @@ static struct {
 	pthread_cond_t cv;
 	struct item *items;
 	size_t n, cap, next;
+	size_t *ready;            /* indices done, in the order they were done */
+	size_t nready, ready_cap;
 	int eof, read_failed;
-} q = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, 0, 0 };
+} q = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, NULL, 0, 0, 0, 0 };
+
+/* Under q.mu: item i is done. */
+static void
+mark_done(size_t i, int verdict)
+{
+	q.items[i].verdict = verdict;
+	q.items[i].state = 2;
+	if (q.nready == q.ready_cap) {
+		q.ready_cap = q.ready_cap ? 2 * q.ready_cap : 64;
+		q.ready = geak_xrealloc(q.ready, q.ready_cap * sizeof *q.ready);
+	}
+	q.ready[q.nready++] = i;
+	pthread_cond_broadcast(&q.cv);
+}
 
 struct slot {
 	int idx;
@@ -65,6 +82,7 @@ struct slot {
 	char *home;
 	char *refs;               /* reference outputs kept by this run */
 	const char *const *write_dirs;
+	double lock_wait;         /* seconds waited for the GPU, this candidate */
 };
 
 static struct opts opt = {
@@ -366,10 +384,12 @@ gpu_job(struct slot *s, int exclusive, const char *op, const char *dir, const ch
 {
 	struct geak_gpulock lock = { -1, -1 };
 	json_t *resp;
+	double t0 = geak_now();
 
 	if (s->gpu && geak_gpulock_acquire(&lock, lockdir, s->gpu, exclusive) < 0)
 		geak_warn("cannot lock GPU %s in %s: %s; running without the lock", s->gpu,
 		    lockdir, strerror(errno));
+	s->lock_wait += geak_now() - t0;
 	resp = job(s, op, dir, nonce, extra, err, errlen);
 	geak_gpulock_release(&lock);
 	return resp;
@@ -486,11 +506,11 @@ new_eval(const char *code_sha, struct slot *s)
 {
 	json_t *dev = json_object_get(json_object_get(s->w.hello, "device"), "name");
 
-	return json_pack("{s:s, s:b, s:b, s:n, s:s, s:n, s:n, s:[], s:[], s:[], s:n, s:n, s:O, s:O, s:f, s:b}",
+	return json_pack("{s:s, s:b, s:b, s:n, s:s, s:n, s:n, s:[], s:[], s:[], s:n, s:n, s:O, s:O, s:f, s:{}, s:b}",
 	    "code_sha", code_sha, "call", 0, "exec", 0, "speedup", "stage", "call",
 	    "reason", "message", "shapes", "flags", "notes", "stdout_tail", "stderr_tail",
 	    "device", dev ? dev : json_null(),
-	    "harness", json_object_get(s->w.hello, "harness"), "seconds", 0.0, "cached", 0);
+	    "harness", json_object_get(s->w.hello, "harness"), "seconds", 0.0, "phases", "cached", 0);
 }
 
 static void
@@ -635,7 +655,7 @@ roofline(const char *dev, double *gbps, double *tflops)
 }
 
 static void
-apply_timing(json_t *ev, json_t *t, const char *nonce)
+apply_timing(json_t *ev, json_t *t)
 {
 	json_t *rows = json_object_get(t, "shapes"), *out = json_array(), *r;
 	const char *dev = json_string_value(json_object_get(ev, "device"));
@@ -643,14 +663,6 @@ apply_timing(json_t *ev, json_t *t, const char *nonce)
 	int above = 0;
 	size_t i;
 
-	if (!json_is_string(json_object_get(t, "nonce")) ||
-	    strcmp(json_string_value(json_object_get(t, "nonce")), nonce)) {
-		json_decref(out);
-		add_note(ev, "perf_failed");
-		fail(ev, "perf", "no_output", "the timing run wrote no result with this run's nonce");
-		json_object_set_new(ev, "stage", json_string("done"));
-		return;
-	}
 	if (json_array_size(json_object_get(t, "patched"))) {
 		json_decref(out);
 		json_object_set_new(ev, "exec", json_false());
@@ -679,20 +691,36 @@ apply_timing(json_t *ev, json_t *t, const char *nonce)
 		add_flag(ev, "above_roofline");
 }
 
+/* Seconds spent in one step of the evaluation, waits for the GPU
+ * included, to the millisecond. */
 static void
-perf(struct slot *s, json_t *ev, json_t *spec, json_t *rec)
+add_phase(json_t *ev, const char *name, double since)
 {
-	char *dir = new_jobdir("time-");
+	json_t *phases = json_object_get(ev, "phases");
+	double secs = json_number_value(json_object_get(phases, name)) + geak_now() - since;
+
+	json_object_set_new(phases, name, json_real((double)(long)(secs * 1000) / 1000));
+}
+
+/* One stage of the performance run: "check" (the outputs on the
+ * performance inputs, beside other jobs, compiling what the timing needs)
+ * or "time" (alone on the GPU).  0 when the next stage may follow. */
+static int
+perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *stage)
+{
+	int timing = !strcmp(stage, "time"), ok = -1;
+	char *dir = new_jobdir(timing ? "time-" : "check-");
 	char nonce[33], err[1024];
 	json_t *jobspec = json_deep_copy(spec), *resp, *t, *extra;
-	const char *kind;
+	const char *kind, *t_nonce;
+	double t0 = geak_now();
 
 	json_object_set(jobspec, "code", json_object_get(rec, "code"));
 	dump_json(jobspec, dir, "job.json");
 	json_decref(jobspec);
 	nonce_hex(nonce);
-	extra = json_pack("{s:I}", "reps", (json_int_t)opt.reps);
-	resp = gpu_job(s, 1, "time", dir, nonce, extra, err, sizeof err);
+	extra = json_pack("{s:I, s:s}", "reps", (json_int_t)opt.reps, "stage", stage);
+	resp = gpu_job(s, timing, "time", dir, nonce, extra, err, sizeof err);
 	json_decref(extra);
 	json_object_set_new(ev, "stage", json_string("perf"));
 	if (!resp) {
@@ -700,8 +728,10 @@ perf(struct slot *s, json_t *ev, json_t *spec, json_t *rec)
 	} else if (!run_ended_badly(ev, resp, "perf")) {
 		t = load_json(dir, "timing.json");
 		kind = json_string_value(json_object_get(json_object_get(t, "error"), "kind"));
-		if (!t) {
-			fail(ev, "perf", "no_output", "the timing run wrote no result");
+		t_nonce = json_string_value(json_object_get(t, "nonce"));
+		if (!t || !t_nonce || strcmp(t_nonce, nonce)) {
+			add_note(ev, "perf_failed");
+			fail(ev, "perf", "no_output", "the timing run wrote no result with this run's nonce");
 		} else if (kind && (!strcmp(kind, "mismatch") || !strcmp(kind, "cheat"))) {
 			json_object_set_new(ev, "exec", json_false());
 			fail(ev, "perf", kind, json_string_value(json_object_get(json_object_get(t, "error"), "message")));
@@ -709,13 +739,24 @@ perf(struct slot *s, json_t *ev, json_t *spec, json_t *rec)
 			add_note(ev, "perf_failed");
 			fail(ev, "perf", kind, json_string_value(json_object_get(json_object_get(t, "error"), "message")));
 		} else {
-			apply_timing(ev, t, nonce);
-			json_object_set_new(ev, "stage", json_string("done"));
+			if (timing)
+				apply_timing(ev, t);
+			ok = 0;
 		}
 		json_decref(t);
 	}
 	json_decref(resp);
 	drop_dir(dir);
+	add_phase(ev, timing ? "perf" : "perf_check", t0);
+	return ok;
+}
+
+static void
+perf(struct slot *s, json_t *ev, json_t *spec, json_t *rec)
+{
+	if (perf_stage(s, ev, spec, rec, "check") == 0 && perf_stage(s, ev, spec, rec, "time") == 0 &&
+	    !json_is_string(json_object_get(ev, "reason")))
+		json_object_set_new(ev, "stage", json_string("done"));
 }
 
 /* Evaluate the candidate; returns the eval object, or NULL with msg set
@@ -726,11 +767,15 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	char ref_nonce[33], nonce[33];
 	char *refdir, *dir;
 	json_t *ev, *resp, *jobspec;
+	double t0 = geak_now();
 
+	s->lock_wait = 0;
 	refdir = reference(s, spec, rec, ref_nonce, msg, msglen);
 	if (!refdir)
 		return NULL;
 	ev = new_eval(code_sha, s);
+	add_phase(ev, "reference", t0);
+	t0 = geak_now();
 	dir = new_jobdir("cand-");
 	jobspec = json_deep_copy(spec);
 	json_object_set(jobspec, "code", json_object_get(rec, "code"));
@@ -747,8 +792,11 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	sandbox_info(ev, s, resp);
 	json_object_set_new(ev, "stdout_tail", file_tail(dir, "stdout.txt"));
 	json_object_set_new(ev, "stderr_tail", file_tail(dir, "stderr.txt"));
+	add_phase(ev, "call", t0);
+	t0 = geak_now();
 	if (!run_ended_badly(ev, resp, "call"))
 		judge(s, ev, refdir, ref_nonce, dir, nonce, spec);
+	add_phase(ev, "judge", t0);
 	json_decref(resp);
 	/* A reference that fails or a judge that cannot judge says nothing
 	 * about the candidate: the record gets an error, not a verdict. */
@@ -769,6 +817,9 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	    (json_is_string(json_object_get(spec, "perf")) ||
 	    !strcmp(json_string_value(json_object_get(spec, "suite")), "rocm")))
 		perf(s, ev, spec, rec);
+	t0 = geak_now();
+	json_object_set_new(json_object_get(ev, "phases"), "lock_wait", json_real(0));
+	add_phase(ev, "lock_wait", t0 - s->lock_wait);
 	free(refdir);
 	drop_dir(dir);
 	return ev;
@@ -904,10 +955,8 @@ reader(void *arg)
 		it->where = geak_xstrdup(geak_input_where(in));
 		it->state = 0;
 		it->verdict = GEAK_DONE;
-		if (r == GEAK_READ_BAD || geak_has_error(rec)) {
-			it->state = 2;
-			it->verdict = r == GEAK_READ_BAD ? GEAK_FAILED : GEAK_PASS;
-		}
+		if (r == GEAK_READ_BAD || geak_has_error(rec))
+			mark_done(q.n - 1, r == GEAK_READ_BAD ? GEAK_FAILED : GEAK_PASS);
 		pthread_cond_broadcast(&q.cv);
 		pthread_mutex_unlock(&q.mu);
 	}
@@ -947,9 +996,7 @@ slot_main(void *arg)
 		int v = process(s, rec, where);
 
 		pthread_mutex_lock(&q.mu);
-		q.items[i].verdict = v;
-		q.items[i].state = 2;
-		pthread_cond_broadcast(&q.cv);
+		mark_done(i, v);
 		pthread_mutex_unlock(&q.mu);
 	}
 	if (s->up)
@@ -959,22 +1006,40 @@ slot_main(void *arg)
 	return NULL;
 }
 
-/* Write results in input order as they complete. */
+/* The next result to write, waiting for it; -1 when all are written. */
+static long
+next_result(size_t written)
+{
+	long i = -1;
+
+	pthread_mutex_lock(&q.mu);
+	if (opt.unordered) {
+		while (written >= q.nready && !(q.eof && written >= q.n))
+			pthread_cond_wait(&q.cv, &q.mu);
+		if (written < q.nready)
+			i = (long)q.ready[written];
+	} else {
+		while (!(written < q.n && q.items[written].state == 2) && !(q.eof && written >= q.n))
+			pthread_cond_wait(&q.cv, &q.mu);
+		if (written < q.n)
+			i = (long)written;
+	}
+	pthread_mutex_unlock(&q.mu);
+	return i;
+}
+
+/* Write results in input order as they complete, or with -u as each
+ * completes (a run cut short then keeps every result it finished). */
 static int
 writer(void)
 {
 	struct geak_output out;
 	int status = GEAK_EXIT_OK;
+	long i;
 
 	geak_output_init(&out, stdout, "stdout");
-	for (size_t i = 0;; i++) {
+	for (size_t written = 0; (i = next_result(written)) >= 0; written++) {
 		pthread_mutex_lock(&q.mu);
-		while (!(i < q.n && q.items[i].state == 2) && !(q.eof && i >= q.n))
-			pthread_cond_wait(&q.cv, &q.mu);
-		if (i >= q.n) {
-			pthread_mutex_unlock(&q.mu);
-			break;
-		}
 		json_t *rec = q.items[i].rec;
 		int v = q.items[i].verdict;
 		q.items[i].rec = NULL;
@@ -983,6 +1048,8 @@ writer(void)
 		if (v == GEAK_FAILED && !status)
 			status = GEAK_EXIT_RECORDS;
 		if (geak_output_write(&out, rec) < 0)
+			status = GEAK_EXIT_FATAL;
+		else if (opt.unordered && fflush(stdout) == EOF)
 			status = GEAK_EXIT_FATAL;
 		json_decref(rec);
 	}
@@ -1088,7 +1155,7 @@ usage(FILE *fp)
 	fprintf(fp,
 	    "usage: %s [-j N] [--gpus LIST|auto | --cpu] [--cache DIR | --no-cache] [--timeout S]\n"
 	    "       [--compile-timeout S] [--seeds N] [--reps N] [--speedup-limit X] [--no-perf]\n"
-	    "       [--python PATH] [--harness DIR] [--tmpdir DIR] [--keep] [file ...]\n"
+	    "       [--python PATH] [--harness DIR] [--tmpdir DIR] [--keep] [-u] [file ...]\n"
 	    "       %s --list-gpus\n"
 	    "Evaluate candidate records: call, correctness against the reference, speedup.\n",
 	    geak_prog, geak_prog);
@@ -1107,7 +1174,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		{ "compile-timeout", required_argument, NULL, O_COMPILE },
 		{ "seeds", required_argument, NULL, O_SEEDS }, { "reps", required_argument, NULL, O_REPS },
 		{ "speedup-limit", required_argument, NULL, O_LIMIT },
-		{ "no-perf", no_argument, NULL, O_NOPERF },
+		{ "no-perf", no_argument, NULL, O_NOPERF }, { "unordered", no_argument, NULL, 'u' },
 		{ "python", required_argument, NULL, O_PYTHON }, { "harness", required_argument, NULL, O_HARNESS },
 		{ "tmpdir", required_argument, NULL, O_TMP }, { "keep", no_argument, NULL, O_KEEP },
 		{ "list-gpus", no_argument, NULL, O_LIST }, { "cpu", no_argument, NULL, O_CPU }, { "help", no_argument, NULL, 'h' },
@@ -1115,7 +1182,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "hj:", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hj:u", longs, NULL)) != -1) {
 		switch (c) {
 		case 'j': opt.jobs = geak_parse_long(optarg, "-j", 1, 256); break;
 		case O_GPUS: parse_gpus(optarg); opt.gpus_given = 1; break;
@@ -1127,6 +1194,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		case O_SEEDS: opt.seeds = geak_parse_long(optarg, "--seeds", 1, 100); break;
 		case O_REPS: opt.reps = geak_parse_long(optarg, "--reps", 3, 100000); break;
 		case O_NOPERF: opt.no_perf = 1; break;
+		case 'u': opt.unordered = 1; break;
 		case O_LIMIT: opt.speedup_limit = geak_parse_double(optarg, "--speedup-limit", 1, 1e9); break;
 		case O_PYTHON: opt.python = optarg; break;
 		case O_HARNESS: *harness_dir = optarg; break;
@@ -1234,6 +1302,6 @@ main(int argc, char **argv)
 	}
 	if (!opt.keep)
 		geak_rmtree(scratch);
-	free(slots), free(st), free(scratch), free(lockdir), free(q.items), free(triton_cache);
+	free(slots), free(st), free(scratch), free(lockdir), free(q.items), free(q.ready), free(triton_cache);
 	return status;
 }

@@ -8,7 +8,7 @@ geak=$top/../shared/bench/geak-eval-data.tar.gz
 [ -r "$geak" ] || skip_all "no benchmark archive $geak"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 27
+plan 31
 
 check "geak-eval --help exits 0" geak-eval --help
 geak-eval --no-such-option </dev/null >/dev/null 2>&1
@@ -92,6 +92,18 @@ check_same "a record without code passes through unchanged" \
 	"$(sed -n 9p in.jsonl)" "$(line 9)"
 check_same "a record with an error passes through unchanged" \
 	"$(sed -n 10p in.jsonl)" "$(line 10)"
+
+check_same "eval.phases says where the time went" "call judge lock_wait reference" \
+	"$(line 1 | jq -r '.eval.phases | keys | join(" ")')"
+
+geak-eval -u -j 2 --cpu --cache cache --timeout 4 --compile-timeout 8 in.jsonl > un.jsonl 2>/dev/null
+check_same "-u: exit status 0" 0 $?
+check_same "-u: every record comes out once" \
+	"$(jq -r '.mutant // "null"' out.jsonl | sort | tr '\n' ' ')" \
+	"$(jq -r '.mutant // "null"' un.jsonl | sort | tr '\n' ' ')"
+pos() { grep -n -e "$1" un.jsonl | head -n 1 | cut -d: -f1; }
+check_same "-u: a record passed through comes out before the hang is killed" yes \
+	"$([ "$(pos '"tool":"x"')" -lt "$(pos '"mutant":"hang"')" ] && echo yes)"
 
 geak-eval --cpu --cache cache ref.jsonl > again.jsonl 2>/dev/null
 check_same "the second evaluation comes from the cache" "true true" \

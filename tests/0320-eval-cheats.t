@@ -39,7 +39,7 @@ for f in "$cheats"/*.py; do
 	case $want in
 	pass*) check_match "$name: passes ($want)" '^true null' "$verdict" ;;
 	flag:*) check_match "$name: flagged or rejected" "${want#flag:}|^false (cheat|mismatch)" "$verdict" ;;
-	gpu) skip "$name: needs a GPU to time (tests/gpu/eval-cheats.sh)" ;;
+	gpu*) skip "$name: needs a GPU to time (tests/gpu/full-check.sh)" ;;
 	*) check_match "$name: rejected as $want" "^false $want" "$verdict" ;;
 	esac
 done

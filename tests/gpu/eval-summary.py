@@ -25,7 +25,9 @@ def expect_ok(want, ev):
         return ev.get("exec") is True and ev.get("reason") is None
     if want.startswith("flag:"):
         return want[5:] in verdict or re.match(r"False (cheat|mismatch)", verdict) is not None
-    if want == "gpu":  # rejected, flagged, or timed honestly (no gain)
+    if want.startswith("gpu:"):  # as on the CPU, but decided by the timing run
+        want = want[4:]
+    elif want == "gpu":  # rejected, flagged, or timed honestly (no gain)
         sp = ev.get("speedup")
         return ev.get("exec") is False or bool(ev.get("flags")) or (sp is not None and sp < 1.5)
     return re.match(rf"False {want}", verdict) is not None

@@ -75,6 +75,9 @@ class _FakeEvent:
     def wait(self, *a):
         pass
 
+    def elapsed_time(self, other):
+        return 0.0
+
 
 class _Props:
     name = "cpu (Triton interpreter)"

@@ -1,0 +1,44 @@
+"""Drive geakh.timing's two stages on the CPU (Triton's interpreter, with
+the CPU mode's device mapping), for tests/0360-eval-timing.t: the times
+mean nothing here, the decisions are what is tested.
+
+    timing_cpu.py STAGE CANDIDATE.py WORKDIR   -> prints timing.json
+"""
+import json
+import os
+import sys
+
+os.environ["TRITON_INTERPRET"] = "1"
+here = os.path.dirname(os.path.abspath(__file__))
+top = os.path.dirname(os.path.dirname(here))
+sys.path.insert(0, os.path.join(os.environ.get("GEAK_SHAREDIR", os.path.join(top, "share")), "harness"))
+
+from geakh import cpu, timing  # noqa: E402
+
+PERF = '''import torch
+
+
+def perf_inputs():
+    return [(torch.randn(n, device="cuda"), torch.randn(n, device="cuda")) for n in (300, 1000)]
+'''
+
+
+def main(stage, cand, d):
+    cheats = os.path.join(top, "tests", "cheats")
+    with open(os.path.join(cheats, "add_reference.py")) as fp:
+        ref = fp.read()
+    with open(cand) as fp:
+        code = fp.read()
+    os.makedirs(d, exist_ok=True)
+    spec = {"suite": "plain", "name": "add", "code": code, "reference": ref, "perf": PERF,
+            "test": "", "seeds": [42]}
+    with open(os.path.join(d, "job.json"), "w") as fp:
+        json.dump(spec, fp)
+    cpu.install(poison=False)
+    timing.main(d, "n0nce", lambda: None, {"stage": stage, "reps": 3, "warmup": 1})
+    with open(os.path.join(d, "timing.json")) as fp:
+        print(fp.read())
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])
