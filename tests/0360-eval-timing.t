@@ -7,7 +7,8 @@
 # for timing is caught where it is timed.
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 8
+command -v jq >/dev/null || skip_all "no jq"
+plan 10
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], {}, d))' "$1"; }
 c=$top/tests/cheats
@@ -34,4 +35,22 @@ check_same "check stage: a candidate that launches no kernel of its own is a che
 out=$(drive time "$c/torch_fallback.py" tb-time)
 check_same "timing stage: the same, on the timed inputs" cheat \
 	"$(printf '%s' "$out" | field 'error["kind"]')"
+
+# A ROCm file times itself under pytest; the reference's file and the
+# candidate's have the same name, and the candidate's must not be served
+# from the reference's module.
+geak=$top/../shared/bench/geak-eval-data.tar.gz
+if [ -r "$geak" ]; then
+	geak-import --suite rocm --ids test_add_kernel --as-candidate "$geak" > add.jsonl
+	out=$(drive check add.jsonl rocm-check)
+	check_same "ROCm check stage: the candidate's file runs its own kernel" "None 4" \
+		"$(printf '%s' "$out" | field '(globals().get("error"), launches)' | tr -d "(),")"
+	jq -c '.code |= sub("output = x \\+ y"; "output = x + no_such_name")' add.jsonl > bad.jsonl
+	out=$(drive check bad.jsonl rocm-bad)
+	check_match "ROCm: a broken candidate kernel fails there (not the reference's again)" \
+		"test_performance failed for the candidate" "$(printf '%s' "$out" | field 'error["message"]')"
+else
+	skip "no benchmark archive $geak"
+	skip "no benchmark archive $geak"
+fi
 done_testing

@@ -3,6 +3,9 @@ the CPU mode's device mapping), for tests/0360-eval-timing.t: the times
 mean nothing here, the decisions are what is tested.
 
     timing_cpu.py STAGE CANDIDATE.py WORKDIR   -> prints timing.json
+        (the plain task "add" of tests/cheats, small performance inputs)
+    timing_cpu.py STAGE RECORDS.jsonl WORKDIR  -> the same, for the first
+        record of a file (task and code as geak-eval gets them)
 """
 import json
 import os
@@ -23,15 +26,27 @@ def perf_inputs():
 '''
 
 
-def main(stage, cand, d):
+def add_spec(cand):
     cheats = os.path.join(top, "tests", "cheats")
     with open(os.path.join(cheats, "add_reference.py")) as fp:
         ref = fp.read()
     with open(cand) as fp:
         code = fp.read()
-    os.makedirs(d, exist_ok=True)
-    spec = {"suite": "plain", "name": "add", "code": code, "reference": ref, "perf": PERF,
+    return {"suite": "plain", "name": "add", "code": code, "reference": ref, "perf": PERF,
             "test": "", "seeds": [42]}
+
+
+def record_spec(path):
+    with open(path) as fp:
+        rec = json.loads(fp.readline())
+    spec = dict(rec["task"])
+    spec.update(code=rec["code"], seeds=[42])
+    return spec
+
+
+def main(stage, src, d):
+    spec = record_spec(src) if src.endswith(".jsonl") else add_spec(src)
+    os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "job.json"), "w") as fp:
         json.dump(spec, fp)
     cpu.install(poison=False)
