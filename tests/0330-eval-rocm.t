@@ -2,7 +2,7 @@
 # geak-eval on ROCm benchmark tasks (pytest files): on the CPU, the one
 # smoke task that runs under Triton's interpreter passes as a reference and
 # fails when its kernel is broken; the rest of the smoke set is checked on
-# a GPU by tests/gpu/eval-h200.sh.
+# a GPU by tests/gpu/full-check.sh.
 . "$(dirname "$0")/lib.sh"
 geak=$top/../shared/bench/geak-eval-data.tar.gz
 [ -r "$geak" ] || skip_all "no benchmark archive $geak"

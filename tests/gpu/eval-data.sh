@@ -1,10 +1,12 @@
 #!/bin/sh
-# Make the record files that tests/gpu/eval-h200.sh and eval-refs.sh read,
+# Make the record files that tests/gpu/full-check.sh reads,
 # here (geak-import needs libarchive, which the GPU machine may lack), into
 # DIR (default out/gpu; out/ is ignored by git, so it must be carried):
 # smoke-tbg.jsonl and smoke-rocm.jsonl (the smoke sets of
 # benchmarks-and-metrics.md §8), cheats.jsonl (tests/cheats as plain
-# tasks) and all.jsonl (every TritonBench and ROCm reference).
+# tasks) and all.jsonl (every TritonBench and ROCm reference, with
+# TritonBench's original kernels for the 12 that GEAK-eval rewrote for
+# AMD's libdevice, which cannot run on NVIDIA).
 #
 #   tests/gpu/eval-data.sh [geak-eval-data.tar.gz [DIR]]
 set -eu
@@ -17,7 +19,8 @@ imp=$top/bin/geak-import
 	"$src" > "$dir/smoke-tbg.jsonl"
 "$imp" --suite rocm --as-candidate --ids test_add_kernel,naive_softmax,test_load_reduce,test_reverse_range,test_triton_swizzle2d,test_block_copy,test_batched_vecmat,test_iv_dependent_matmul,test_block_pointer_matmul,test_flashattention_fwd \
 	"$src" > "$dir/smoke-rocm.jsonl"
-"$imp" --suite all --as-candidate "$src" > "$dir/all.jsonl"
+orig=$(dirname "$src")/tritonbench-g-data.tar.gz
+"$imp" --suite all --as-candidate --original-hip "$orig" "$src" > "$dir/all.jsonl"
 c=$top/tests/cheats
 for f in "$c"/*.py; do
 	case $f in */add_*) continue ;; esac

@@ -1,5 +1,7 @@
 """Summarise geak-eval output: one row per record, then pass counts per
-suite, seconds per candidate and the spread of speedups.  With --expect,
+suite, failures by reason, seconds per candidate (as measured when each
+was evaluated, cached or not) and where they went, the rate of this run
+(with --wall SECONDS), and the spread of speedups.  With --expect,
 check each record's eval against the "# expect:" line of the cheat file
 named by its "cheat" field (see tests/0320-eval-cheats.t) and exit 1 when
 one does not hold.  Python only: the GPU machine may lack jq."""
@@ -34,14 +36,19 @@ def expect_ok(want, ev):
 
 
 def main(argv):
-    expect_dir = None
-    if argv[:1] == ["--expect"]:
-        expect_dir, argv = argv[1], argv[2:]
+    expect_dir, wall = None, None
+    while argv[:1] in (["--expect"], ["--wall"]):
+        if argv[0] == "--expect":
+            expect_dir = argv[1]
+        else:
+            wall = float(argv[1])
+        argv = argv[2:]
     recs = list(rows(argv))
     print(f"{'id':44} {'call':5} {'exec':5} {'reason':9} {'speedup':>8} {'secs':>7} flags")
     bad = 0
     by_suite = {}
-    secs, speed = [], []
+    secs, speed, fresh = [], [], 0
+    reasons, phases = {}, {}
     for r in recs:
         ev = r.get("eval") or {}
         name = r.get("cheat") or r.get("id", "?")
@@ -63,20 +70,37 @@ def main(argv):
         s[0] += 1
         s[1] += ev.get("call") is True
         s[2] += ev.get("exec") is True
-        if not ev.get("cached"):
+        if ev:
             secs.append(ev.get("seconds", 0))
+            fresh += not ev.get("cached")
+            for k, v in (ev.get("phases") or {}).items():
+                phases.setdefault(k, []).append(v)
+        if ev.get("exec") is not True or r.get("error"):
+            why = ev.get("reason") or (r.get("error") or {}).get("kind") or "?"
+            reasons[(suite, why)] = reasons.get((suite, why), 0) + 1
         if sp:
             speed.append(sp)
     print()
     for suite, (n, c, e) in sorted(by_suite.items()):
         print(f"{suite}: {n} records, call {c}/{n}, exec {e}/{n}")
+    for (suite, why), n in sorted(reasons.items()):
+        print(f"  not passing: {suite} {why}: {n}")
     if secs:
-        print(f"seconds per evaluated candidate: median {statistics.median(secs):.1f}, "
-              f"max {max(secs):.1f}, total {sum(secs):.1f} ({len(secs)} evaluated)")
+        secs.sort()
+        p90 = secs[min(len(secs) - 1, math.ceil(0.9 * len(secs)) - 1)]
+        print(f"seconds per candidate: median {statistics.median(secs):.1f}, p90 {p90:.1f}, "
+              f"max {max(secs):.1f} ({len(secs)} records, {fresh} evaluated in this run)")
+    if phases:
+        print("phase medians (s): " + ", ".join(
+            f"{k} {statistics.median(v):.2f}" for k, v in sorted(phases.items())))
+    if wall:
+        print(f"this run: {len(recs)} records in {wall:.0f} s, {fresh} evaluated: "
+              f"{60 * fresh / wall:.1f} evaluated/min, {60 * len(recs) / wall:.1f} records/min")
     if speed:
         geo = math.exp(sum(math.log(x) for x in speed) / len(speed))
+        near = sum(abs(x - 1) <= 0.02 for x in speed)
         print(f"speedups ({len(speed)}): min {min(speed):.3f} median {statistics.median(speed):.3f} "
-              f"max {max(speed):.3f} geomean {geo:.3f}")
+              f"max {max(speed):.3f} geomean {geo:.3f}; within 2% of 1: {near}/{len(speed)}")
     return 1 if bad else 0
 
 

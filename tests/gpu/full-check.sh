@@ -1,66 +1,85 @@
 #!/bin/sh
-# The harness check on a GPU machine, in one command sized for a short
-# lease: every TritonBench-revised and ROCm reference evaluated as if it
-# were a candidate (cold cache), the same again from the cache (warm), the
-# cheat corpus with real timing, and the GPU discovery output.  Record
-# files come from tests/gpu/eval-data.sh, run where geak-import works.
+# geak-eval's checks on a GPU machine, as named steps that each fit a
+# short lease.  Record files come from tests/gpu/eval-data.sh, run where
+# geak-import works (the GPU machine may lack libarchive); carry bin and
+# the data directory there.
 #
-#   tests/gpu/full-check.sh [-j N] [-b SECONDS] [-n] DATA_DIR OUT_DIR
+#   tests/gpu/full-check.sh [-j N] [-g GPUS] DATA_DIR OUT_DIR STEP[:SECONDS]...
 #
-# -n: the full set for correctness only (geak-eval --no-perf), timing the
-#     smoke sets alone (a lease too short to time every kernel).
-#
-# The cache lives in out/cache (ignored by git), so a second call on the
-# same machine resumes from it: records already judged come from the cache.
+# Steps (each stopped after SECONDS, default 400; geak-eval -u writes
+# every result as it finishes, so a step cut short keeps what it did):
+#   env     GPUs, library versions, geak-eval --list-gpus
+#   cheats  the cheat corpus (tests/cheats), timed, checked against each
+#           file's "# expect:" line; fresh cache
+#   smoke   the smoke sets of both suites; fresh cache
+#   all     every reference of both suites as a candidate, with the cache
+#           in out/cache (kept on the machine between calls), so the step
+#           run again resumes where the last one stopped
+#   rewarm  all.jsonl again with the evaluation cache missed on purpose
+#           (another --speedup-limit) but reference outputs and compiled
+#           kernels cached: the rate for new candidates of known tasks
+#   cached  all.jsonl again, every result from the evaluation cache
+# Each step writes STEP.txt (summary) and STEP.jsonl (records).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-jobs=16 budget=420 noperf=
-while getopts j:b:n o; do
+jobs=16 gpus=auto
+while getopts j:g: o; do
 	case $o in
-	j) jobs=$OPTARG ;; b) budget=$OPTARG ;; n) noperf=--no-perf ;;
-	*) echo "usage: $0 [-j N] [-b S] [-n] DATA_DIR OUT_DIR" >&2; exit 2 ;;
+	j) jobs=$OPTARG ;; g) gpus=$OPTARG ;;
+	*) echo "usage: $0 [-j N] [-g GPUS] DATA_DIR OUT_DIR STEP[:SECONDS]..." >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
+[ $# -ge 3 ] || { echo "usage: $0 [-j N] [-g GPUS] DATA_DIR OUT_DIR STEP[:SECONDS]..." >&2; exit 2; }
 data=$1 o=$2
+shift 2
 mkdir -p "$o" "$top/out/cache" || exit 3
 GEAK_PYTHON=${GEAK_PYTHON:-python3} GEAK_SHAREDIR=$top/share
 export GEAK_PYTHON GEAK_SHAREDIR
 eval=$top/bin/geak-eval
 summary=$top/tests/gpu/eval-summary.py
 
-{
-	nvidia-smi -L
-	"$GEAK_PYTHON" -c 'import sys, torch, triton, numpy; print(sys.version.split()[0], torch.__version__, triton.__version__, numpy.__version__)'
-	nproc
-} > "$o/env.txt" 2>&1
-"$eval" --list-gpus > "$o/gpus.json" 2>> "$o/stderr.txt"
-
-run() { # label budget cache-dir [geak-eval flag] file...
-	label=$1 b=$2 cache=$3 flag=
-	shift 3
-	case $1 in --*) flag=$1; shift ;; esac
+run() { # label budget cache-dir expect-dir file [geak-eval flags...]
+	label=$1 b=$2 cache=$3 expect=$4 file=$5
+	shift 5
 	start=$(date +%s)
-	timeout -s TERM "$b" "$eval" -j "$jobs" --gpus auto --cache "$cache" $flag \
-		--timeout 120 --compile-timeout 240 "$@" > "$o/$label.jsonl" 2>> "$o/stderr.txt"
+	timeout -s TERM "$b" "$eval" -u -j "$jobs" --gpus "$gpus" --cache "$cache" \
+		--timeout 120 --compile-timeout 240 "$@" "$file" > "$o/$label.jsonl" 2>> "$o/stderr.txt"
 	status=$?
 	end=$(date +%s)
 	{
-		"$GEAK_PYTHON" "$summary" "$o/$label.jsonl"
-		echo "$label: geak-eval -j $jobs --gpus auto: exit $status, $((end - start)) s wall," \
-			"$(grep -c . "$o/$label.jsonl") of $(cat "$@" | grep -c .) records"
+		echo "$label: geak-eval -u -j $jobs --gpus $gpus $*: exit $status, $((end - start)) s wall," \
+			"$(grep -c . "$o/$label.jsonl") of $(grep -c . "$file") records"
+		if [ -n "$expect" ]; then
+			"$GEAK_PYTHON" "$summary" --wall $((end - start)) --expect "$expect" "$o/$label.jsonl"
+		else
+			"$GEAK_PYTHON" "$summary" --wall $((end - start)) "$o/$label.jsonl"
+		fi
 	} > "$o/$label.txt" 2>&1
-	tail -n 3 "$o/$label.txt"
-	# At most eight files come back from a lease: keep the summaries.
-	case $label in warm) rm -f "$o/$label.jsonl" ;; esac
+	tail -n 12 "$o/$label.txt"
 }
 
-if [ -n "$noperf" ]; then
-	run cold "$budget" "$top/out/cache" --no-perf "$data/all.jsonl"
-	run warm 60 "$top/out/cache" --no-perf "$data/all.jsonl"
-	run smoke 150 "$(mktemp -d)" "$data/smoke-tbg.jsonl" "$data/smoke-rocm.jsonl"
-else
-	run cold "$budget" "$top/out/cache" "$data/all.jsonl"
-	run warm 60 "$top/out/cache" "$data/all.jsonl"
-	run cheats 90 "$(mktemp -d)" "$data/cheats.jsonl"
-fi
+for step; do
+	name=${step%%:*} b=400
+	case $step in *:*) b=${step#*:} ;; esac
+	echo "== $name ($b s)"
+	case $name in
+	env)
+		{
+			nvidia-smi -L
+			"$GEAK_PYTHON" -c 'import sys, torch, triton, numpy; print(sys.version.split()[0], torch.__version__, triton.__version__, numpy.__version__)'
+			echo "$(nproc) CPUs"
+		} > "$o/env.txt" 2>&1
+		"$eval" --list-gpus > "$o/gpus.json" 2>> "$o/stderr.txt"
+		cat "$o/env.txt" ;;
+	cheats) run cheats "$b" "$(mktemp -d)" "$top/tests/cheats" "$data/cheats.jsonl" ;;
+	smoke)
+		cat "$data/smoke-tbg.jsonl" "$data/smoke-rocm.jsonl" > "$o/smoke-in.jsonl"
+		run smoke "$b" "$(mktemp -d)" "" "$o/smoke-in.jsonl"
+		rm -f "$o/smoke-in.jsonl" ;;
+	all) run all "$b" "$top/out/cache" "" "$data/all.jsonl" ;;
+	rewarm) run rewarm "$b" "$top/out/cache" "" "$data/all.jsonl" --speedup-limit 10.5 ;;
+	cached) run cached "$b" "$top/out/cache" "" "$data/all.jsonl" ;;
+	*) echo "$0: unknown step '$name'" >&2; exit 2 ;;
+	esac
+done
