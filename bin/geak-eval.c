@@ -72,9 +72,21 @@ mark_done(size_t i, int verdict)
 	pthread_cond_broadcast(&q.cv);
 }
 
+/* Within one geak-eval, the slots of a GPU queue for it here before its
+ * flock: timing runs go first, one after another, and correctness runs
+ * start again only when none waits.  With flock alone a waiting timing
+ * run drains the correctness runs, then the next timing run competes
+ * with every correctness run for the gate and drains them again. */
+struct gpu_queue {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int shared, exclusive, waiting;
+};
+
 struct slot {
 	int idx;
 	const char *gpu;
+	struct gpu_queue *queue;
 	struct geak_worker w;
 	int up;
 	json_t *hello;            /* a stored greeting still valid, or NULL */
@@ -376,6 +388,36 @@ job(struct slot *s, const char *op, const char *dir, const char *nonce,
 	return resp;
 }
 
+static void
+queue_enter(struct gpu_queue *g, int exclusive)
+{
+	pthread_mutex_lock(&g->mu);
+	if (exclusive) {
+		g->waiting++;
+		while (g->shared || g->exclusive)
+			pthread_cond_wait(&g->cv, &g->mu);
+		g->waiting--;
+		g->exclusive = 1;
+	} else {
+		while (g->exclusive || g->waiting)
+			pthread_cond_wait(&g->cv, &g->mu);
+		g->shared++;
+	}
+	pthread_mutex_unlock(&g->mu);
+}
+
+static void
+queue_leave(struct gpu_queue *g, int exclusive)
+{
+	pthread_mutex_lock(&g->mu);
+	if (exclusive)
+		g->exclusive = 0;
+	else
+		g->shared--;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
 /* A job that uses the GPU: under its lock, shared for correctness runs,
  * exclusive for timing.  Without a GPU, just the job. */
 static json_t *
@@ -386,12 +428,16 @@ gpu_job(struct slot *s, int exclusive, const char *op, const char *dir, const ch
 	json_t *resp;
 	double t0 = geak_now();
 
+	if (s->queue)
+		queue_enter(s->queue, exclusive);
 	if (s->gpu && geak_gpulock_acquire(&lock, lockdir, s->gpu, exclusive) < 0)
 		geak_warn("cannot lock GPU %s in %s: %s; running without the lock", s->gpu,
 		    lockdir, strerror(errno));
 	s->lock_wait += geak_now() - t0;
 	resp = job(s, op, dir, nonce, extra, err, errlen);
 	geak_gpulock_release(&lock);
+	if (s->queue)
+		queue_leave(s->queue, exclusive);
 	return resp;
 }
 
@@ -691,13 +737,15 @@ apply_timing(json_t *ev, json_t *t)
 		add_flag(ev, "above_roofline");
 }
 
-/* Seconds spent in one step of the evaluation, waits for the GPU
- * included, to the millisecond. */
+/* Seconds spent in one step of the evaluation since a time and a total
+ * of the slot's waits for the GPU, the waits left out (they go to
+ * lock_wait), to the millisecond. */
 static void
-add_phase(json_t *ev, const char *name, double since)
+add_phase(json_t *ev, const char *name, double since, const struct slot *s, double waited_before)
 {
 	json_t *phases = json_object_get(ev, "phases");
-	double secs = json_number_value(json_object_get(phases, name)) + geak_now() - since;
+	double secs = json_number_value(json_object_get(phases, name)) + geak_now() - since -
+	    (s->lock_wait - waited_before);
 
 	json_object_set_new(phases, name, json_real((double)(long)(secs * 1000) / 1000));
 }
@@ -713,7 +761,7 @@ perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *st
 	char nonce[33], err[1024];
 	json_t *jobspec = json_deep_copy(spec), *resp, *t, *extra;
 	const char *kind, *t_nonce;
-	double t0 = geak_now();
+	double t0 = geak_now(), w0 = s->lock_wait;
 
 	json_object_set(jobspec, "code", json_object_get(rec, "code"));
 	dump_json(jobspec, dir, "job.json");
@@ -747,7 +795,7 @@ perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *st
 	}
 	json_decref(resp);
 	drop_dir(dir);
-	add_phase(ev, timing ? "perf" : "perf_check", t0);
+	add_phase(ev, timing ? "perf" : "perf_check", t0, s, w0);
 	return ok;
 }
 
@@ -767,15 +815,15 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	char ref_nonce[33], nonce[33];
 	char *refdir, *dir;
 	json_t *ev, *resp, *jobspec;
-	double t0 = geak_now();
+	double t0 = geak_now(), w0;
 
 	s->lock_wait = 0;
 	refdir = reference(s, spec, rec, ref_nonce, msg, msglen);
 	if (!refdir)
 		return NULL;
 	ev = new_eval(code_sha, s);
-	add_phase(ev, "reference", t0);
-	t0 = geak_now();
+	add_phase(ev, "reference", t0, s, 0);
+	t0 = geak_now(), w0 = s->lock_wait;
 	dir = new_jobdir("cand-");
 	jobspec = json_deep_copy(spec);
 	json_object_set(jobspec, "code", json_object_get(rec, "code"));
@@ -792,11 +840,11 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	sandbox_info(ev, s, resp);
 	json_object_set_new(ev, "stdout_tail", file_tail(dir, "stdout.txt"));
 	json_object_set_new(ev, "stderr_tail", file_tail(dir, "stderr.txt"));
-	add_phase(ev, "call", t0);
-	t0 = geak_now();
+	add_phase(ev, "call", t0, s, w0);
+	t0 = geak_now(), w0 = s->lock_wait;
 	if (!run_ended_badly(ev, resp, "call"))
 		judge(s, ev, refdir, ref_nonce, dir, nonce, spec);
-	add_phase(ev, "judge", t0);
+	add_phase(ev, "judge", t0, s, w0);
 	json_decref(resp);
 	/* A reference that fails or a judge that cannot judge says nothing
 	 * about the candidate: the record gets an error, not a verdict. */
@@ -817,9 +865,8 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	    (json_is_string(json_object_get(spec, "perf")) ||
 	    !strcmp(json_string_value(json_object_get(spec, "suite")), "rocm")))
 		perf(s, ev, spec, rec);
-	t0 = geak_now();
-	json_object_set_new(json_object_get(ev, "phases"), "lock_wait", json_real(0));
-	add_phase(ev, "lock_wait", t0 - s->lock_wait);
+	json_object_set_new(json_object_get(ev, "phases"), "lock_wait",
+	    json_real((double)(long)(s->lock_wait * 1000) / 1000));
 	free(refdir);
 	drop_dir(dir);
 	return ev;
@@ -1270,6 +1317,7 @@ main(int argc, char **argv)
 	const char *harness_dir = NULL;
 	pthread_t rt, *st;
 	struct slot *slots;
+	struct gpu_queue *queues;
 	int status;
 
 	geak_setprog(argv[0]);
@@ -1278,6 +1326,11 @@ main(int argc, char **argv)
 	const char *mps = getenv("CUDA_MPS_PIPE_DIRECTORY");
 	const char *write_dirs[] = { scratch, opt.cache_dir, "/dev", mps && *mps ? mps : NULL, NULL };
 	slots = geak_xcalloc((size_t)opt.jobs, sizeof *slots);
+	queues = geak_xcalloc(opt.ngpus ? opt.ngpus : 1, sizeof *queues);
+	for (size_t i = 0; i < opt.ngpus; i++) {
+		pthread_mutex_init(&queues[i].mu, NULL);
+		pthread_cond_init(&queues[i].cv, NULL);
+	}
 	st = geak_xcalloc((size_t)opt.jobs, sizeof *st);
 	if (pthread_create(&rt, NULL, reader, argv + optind))
 		geak_die(GEAK_EXIT_FATAL, "cannot start a thread");
@@ -1285,6 +1338,7 @@ main(int argc, char **argv)
 		struct slot *s = &slots[i];
 		s->idx = (int)i;
 		s->gpu = opt.ngpus ? opt.gpus[i % (long)opt.ngpus] : NULL;
+		s->queue = opt.ngpus ? &queues[i % (long)opt.ngpus] : NULL;
 		s->home = geak_xasprintf("%s/home%ld", scratch, i);
 		s->refs = geak_xasprintf("%s/ref", opt.cache_dir);
 		s->write_dirs = write_dirs;
@@ -1302,6 +1356,6 @@ main(int argc, char **argv)
 	}
 	if (!opt.keep)
 		geak_rmtree(scratch);
-	free(slots), free(st), free(scratch), free(lockdir), free(q.items), free(q.ready), free(triton_cache);
+	free(slots), free(st), free(queues), free(scratch), free(lockdir), free(q.items), free(q.ready), free(triton_cache);
 	return status;
 }

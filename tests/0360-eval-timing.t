@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 10
+plan 11
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], {}, d))' "$1"; }
 c=$top/tests/cheats
@@ -35,6 +35,11 @@ check_same "check stage: a candidate that launches no kernel of its own is a che
 out=$(drive time "$c/torch_fallback.py" tb-time)
 check_same "timing stage: the same, on the timed inputs" cheat \
 	"$(printf '%s' "$out" | field 'error["kind"]')"
+
+check_same "a test part's imports go with the kernel module, its own module's left out" \
+	"import torch|from os import path|" \
+	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import run
+print(run.test_imports("import torch\nfrom os import path\nfrom blk import f\ndef test_x():\n    import numpy\n", "blk"), end="")' | tr '\n' '|')"
 
 # A ROCm file times itself under pytest; the reference's file and the
 # candidate's have the same name, and the candidate's must not be served

@@ -15,6 +15,7 @@
 #   all     every reference of both suites as a candidate, with the cache
 #           in out/cache (kept on the machine between calls), so the step
 #           run again resumes where the last one stopped
+#   correct all.jsonl for correctness only (--no-perf), cache in out/cache
 #   rewarm  all.jsonl again with the evaluation cache missed on purpose
 #           (another --speedup-limit) but reference outputs and compiled
 #           kernels cached: the rate for new candidates of known tasks
@@ -78,6 +79,7 @@ for step; do
 		run smoke "$b" "$(mktemp -d)" "" "$o/smoke-in.jsonl"
 		rm -f "$o/smoke-in.jsonl" ;;
 	all) run all "$b" "$top/out/cache" "" "$data/all.jsonl" ;;
+	correct) run correct "$b" "$top/out/cache" "" "$data/all.jsonl" --no-perf ;;
 	rewarm) run rewarm "$b" "$top/out/cache" "" "$data/all.jsonl" --speedup-limit 10.5 ;;
 	cached) run cached "$b" "$top/out/cache" "" "$data/all.jsonl" ;;
 	*) echo "$0: unknown step '$name'" >&2; exit 2 ;;

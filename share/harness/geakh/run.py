@@ -78,6 +78,21 @@ def strip_tests(code):
     return ast.unparse(tree) + "\n"
 
 
+def test_imports(test, own=None):
+    """The import statements at the top level of a test part, as source:
+    GEAK-eval's perf scripts import the whole file, test part and all, so
+    a kernel module may lean on names only its test part imports.  An
+    import of the task's own module (own) is left out."""
+    try:
+        tree = ast.parse(test or "")
+    except SyntaxError:
+        return ""
+    keep = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
+            and not (isinstance(n, ast.ImportFrom) and own and (n.module or "").split(".")[-1] == own)
+            and not (isinstance(n, ast.Import) and own and any(a.name.split(".")[-1] == own for a in n.names))]
+    return "".join(ast.unparse(n) + "\n" for n in keep)
+
+
 def assemble(code, test):
     """code + separator + test, and the last line that belongs to code."""
     head = code.rstrip("\n") + "\n"
