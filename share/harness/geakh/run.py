@@ -122,28 +122,29 @@ def gold_call(test):
 
 # ---- outputs ---------------------------------------------------------------
 
-def portable(x, mod_name, notes, depth=0):
-    """Outputs as plain data for torch.save: tensors on the CPU, containers
-    kept; a tensor subclass is kept as it is (the judge's safe loader then
-    refuses it); any other object becomes a marker naming its class."""
+def portable(x, mod_name, notes, depth=0, host=True):
+    """Outputs as plain data for torch.save: tensors on the CPU (where
+    they are, without host), containers kept; a tensor subclass is kept as
+    it is (the judge's safe loader then refuses it); any other object
+    becomes a marker naming its class."""
     if depth > 50:
         raise RecursionError("outputs nested too deeply")
     if isinstance(x, torch.Tensor):
         if type(x) not in (torch.Tensor, torch.nn.Parameter):
             notes.add("tensor_subclass")
             return x
-        return x.detach().to("cpu").clone()
+        return x.detach().to("cpu").clone() if host else x.detach().clone()
     if x is None or isinstance(x, (bool, int, float, complex, str, bytes, torch.dtype)):
         return x
     if isinstance(x, torch.Size):
         return tuple(int(v) for v in x)
     if isinstance(x, (dict, collections.OrderedDict)):
         return {k if isinstance(k, (str, int, float, bool)) else repr(k):
-                portable(v, mod_name, notes, depth + 1) for k, v in x.items()}
+                portable(v, mod_name, notes, depth + 1, host) for k, v in x.items()}
     if isinstance(x, tuple) and type(x) is not tuple and hasattr(x, "_fields"):
-        return tuple(portable(v, mod_name, notes, depth + 1) for v in x)
+        return tuple(portable(v, mod_name, notes, depth + 1, host) for v in x)
     if type(x) in (list, tuple):
-        return type(x)(portable(v, mod_name, notes, depth + 1) for v in x)
+        return type(x)(portable(v, mod_name, notes, depth + 1, host) for v in x)
     try:
         import numpy as np
         if isinstance(x, np.ndarray):
