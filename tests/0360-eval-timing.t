@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 11
+plan 13
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], {}, d))' "$1"; }
 c=$top/tests/cheats
@@ -35,6 +35,14 @@ check_same "check stage: a candidate that launches no kernel of its own is a che
 out=$(drive time "$c/torch_fallback.py" tb-time)
 check_same "timing stage: the same, on the timed inputs" cheat \
 	"$(printf '%s' "$out" | field 'error["kind"]')"
+
+# A reference that writes only part of its output: what it leaves alone
+# holds whatever memory held, poison included, and is not compared.
+sed -e 's/x + y, mask=mask)/x + y, mask=mask \& (offs < n \/\/ 2))/' "$c/add_reference.py" > half.py
+check_same "the half-writing reference is what it says" 1 "$(grep -c 'offs < n // 2' half.py)"
+out=$(drive time half.py half-time half.py)
+check_same "timing stage: the same code as candidate is not a mismatch" "None 2" \
+	"$(printf '%s' "$out" | field '(globals().get("error"), len(shapes))' | tr -d "(),")"
 
 check_same "a test part's imports go with the kernel module, its own module's left out" \
 	"import torch|from os import path|" \

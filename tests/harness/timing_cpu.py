@@ -2,7 +2,7 @@
 the CPU mode's device mapping), for tests/0360-eval-timing.t: the times
 mean nothing here, the decisions are what is tested.
 
-    timing_cpu.py STAGE CANDIDATE.py WORKDIR   -> prints timing.json
+    timing_cpu.py STAGE CANDIDATE.py WORKDIR [REFERENCE.py] -> timing.json
         (the plain task "add" of tests/cheats, small performance inputs)
     timing_cpu.py STAGE RECORDS.jsonl WORKDIR  -> the same, for the first
         record of a file (task and code as geak-eval gets them)
@@ -26,9 +26,9 @@ def perf_inputs():
 '''
 
 
-def add_spec(cand):
+def add_spec(cand, reference=None):
     cheats = os.path.join(top, "tests", "cheats")
-    with open(os.path.join(cheats, "add_reference.py")) as fp:
+    with open(reference or os.path.join(cheats, "add_reference.py")) as fp:
         ref = fp.read()
     with open(cand) as fp:
         code = fp.read()
@@ -44,8 +44,8 @@ def record_spec(path):
     return spec
 
 
-def main(stage, src, d):
-    spec = record_spec(src) if src.endswith(".jsonl") else add_spec(src)
+def main(stage, src, d, reference=None):
+    spec = record_spec(src) if src.endswith(".jsonl") else add_spec(src, reference)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "job.json"), "w") as fp:
         json.dump(spec, fp)
@@ -56,4 +56,4 @@ def main(stage, src, d):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])

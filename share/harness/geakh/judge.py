@@ -157,6 +157,23 @@ def union(a, b):
     return a
 
 
+def nan_where(x):
+    """A mask of unstable()'s shape: the NaN elements of x's floating
+    tensors (None where there are none)."""
+    if isinstance(x, torch.Tensor):
+        if not (x.is_floating_point() or x.is_complex()) or x.numel() == 0:
+            return None
+        m = torch.isnan(x)
+        return m if bool(m.any()) else None
+    if isinstance(x, dict):
+        m = {k: nan_where(v) for k, v in x.items()}
+        return m if any(v is not None for v in m.values()) else None
+    if isinstance(x, (list, tuple)):
+        m = [nan_where(v) for v in x]
+        return m if any(v is not None for v in m) else None
+    return None
+
+
 def masked(x, mask):
     """x with the elements under mask replaced by NaN (or 0): positions
     where the reference itself gives no stable answer are not compared."""
