@@ -72,21 +72,10 @@ mark_done(size_t i, int verdict)
 	pthread_cond_broadcast(&q.cv);
 }
 
-/* Within one geak-eval, the slots of a GPU queue for it here before its
- * flock: timing runs go first, one after another, and correctness runs
- * start again only when none waits.  With flock alone a waiting timing
- * run drains the correctness runs, then the next timing run competes
- * with every correctness run for the gate and drains them again. */
-struct gpu_queue {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int shared, exclusive, waiting;
-};
-
 struct slot {
 	int idx;
 	const char *gpu;
-	struct gpu_queue *queue;
+	struct geak_gpuqueue *queue;
 	struct geak_worker w;
 	int up;
 	json_t *hello;            /* a stored greeting still valid, or NULL */
@@ -388,36 +377,6 @@ job(struct slot *s, const char *op, const char *dir, const char *nonce,
 	return resp;
 }
 
-static void
-queue_enter(struct gpu_queue *g, int exclusive)
-{
-	pthread_mutex_lock(&g->mu);
-	if (exclusive) {
-		g->waiting++;
-		while (g->shared || g->exclusive)
-			pthread_cond_wait(&g->cv, &g->mu);
-		g->waiting--;
-		g->exclusive = 1;
-	} else {
-		while (g->exclusive || g->waiting)
-			pthread_cond_wait(&g->cv, &g->mu);
-		g->shared++;
-	}
-	pthread_mutex_unlock(&g->mu);
-}
-
-static void
-queue_leave(struct gpu_queue *g, int exclusive)
-{
-	pthread_mutex_lock(&g->mu);
-	if (exclusive)
-		g->exclusive = 0;
-	else
-		g->shared--;
-	pthread_cond_broadcast(&g->cv);
-	pthread_mutex_unlock(&g->mu);
-}
-
 /* A job that uses the GPU: under its lock, shared for correctness runs,
  * exclusive for timing.  Without a GPU, just the job. */
 static json_t *
@@ -429,7 +388,7 @@ gpu_job(struct slot *s, int exclusive, const char *op, const char *dir, const ch
 	double t0 = geak_now();
 
 	if (s->queue)
-		queue_enter(s->queue, exclusive);
+		geak_gpuqueue_enter(s->queue, exclusive);
 	if (s->gpu && geak_gpulock_acquire(&lock, lockdir, s->gpu, exclusive) < 0)
 		geak_warn("cannot lock GPU %s in %s: %s; running without the lock", s->gpu,
 		    lockdir, strerror(errno));
@@ -437,7 +396,7 @@ gpu_job(struct slot *s, int exclusive, const char *op, const char *dir, const ch
 	resp = job(s, op, dir, nonce, extra, err, errlen);
 	geak_gpulock_release(&lock);
 	if (s->queue)
-		queue_leave(s->queue, exclusive);
+		geak_gpuqueue_leave(s->queue, exclusive);
 	return resp;
 }
 
@@ -1317,7 +1276,7 @@ main(int argc, char **argv)
 	const char *harness_dir = NULL;
 	pthread_t rt, *st;
 	struct slot *slots;
-	struct gpu_queue *queues;
+	struct geak_gpuqueue *queues;
 	int status;
 
 	geak_setprog(argv[0]);
@@ -1327,10 +1286,8 @@ main(int argc, char **argv)
 	const char *write_dirs[] = { scratch, opt.cache_dir, "/dev", mps && *mps ? mps : NULL, NULL };
 	slots = geak_xcalloc((size_t)opt.jobs, sizeof *slots);
 	queues = geak_xcalloc(opt.ngpus ? opt.ngpus : 1, sizeof *queues);
-	for (size_t i = 0; i < opt.ngpus; i++) {
-		pthread_mutex_init(&queues[i].mu, NULL);
-		pthread_cond_init(&queues[i].cv, NULL);
-	}
+	for (size_t i = 0; i < opt.ngpus; i++)
+		geak_gpuqueue_init(&queues[i], GEAK_GPUQUEUE_PATIENCE);
 	st = geak_xcalloc((size_t)opt.jobs, sizeof *st);
 	if (pthread_create(&rt, NULL, reader, argv + optind))
 		geak_die(GEAK_EXIT_FATAL, "cannot start a thread");

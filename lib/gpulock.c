@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -84,4 +85,52 @@ geak_gpulock_release(struct geak_gpulock *l)
 {
 	unlock_fd(&l->dev);
 	unlock_fd(&l->gate);
+}
+
+void
+geak_gpuqueue_init(struct geak_gpuqueue *q, int patience_s)
+{
+	memset(q, 0, sizeof *q);
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->cv, NULL);
+	q->patience_s = patience_s;
+}
+
+void
+geak_gpuqueue_enter(struct geak_gpuqueue *q, int exclusive)
+{
+	struct timespec until;
+	int urgent = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += q->patience_s;
+	pthread_mutex_lock(&q->mu);
+	if (exclusive) {
+		while (q->shared || q->exclusive) {
+			if (urgent)
+				pthread_cond_wait(&q->cv, &q->mu);
+			else if (pthread_cond_timedwait(&q->cv, &q->mu, &until) == ETIMEDOUT)
+				urgent = 1, q->urgent++;
+		}
+		if (urgent)
+			q->urgent--;
+		q->exclusive = 1;
+	} else {
+		while (q->exclusive || q->urgent)
+			pthread_cond_wait(&q->cv, &q->mu);
+		q->shared++;
+	}
+	pthread_mutex_unlock(&q->mu);
+}
+
+void
+geak_gpuqueue_leave(struct geak_gpuqueue *q, int exclusive)
+{
+	pthread_mutex_lock(&q->mu);
+	if (exclusive)
+		q->exclusive = 0;
+	else
+		q->shared--;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->mu);
 }

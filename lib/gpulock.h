@@ -2,6 +2,8 @@
 #ifndef GEAK_GPULOCK_H
 #define GEAK_GPULOCK_H
 
+#include <pthread.h>
+
 /* The directory of the lock files: $GEAK_LOCK_DIR, else
  * /tmp/geak-gpulock-<uid>.  Every geak-eval on a host that uses the same
  * directory shares the locks.  Caller frees. */
@@ -18,5 +20,26 @@ struct geak_gpulock {
  * and a timing run is never starved.  0, or -1 with errno. */
 int geak_gpulock_acquire(struct geak_gpulock *l, const char *dir, const char *gpu, int exclusive);
 void geak_gpulock_release(struct geak_gpulock *l);
+
+/* Within one process, the threads that use a GPU queue here before its
+ * lock.  A timing run (exclusive) waits until no correctness run is in
+ * flight, so timing runs gather and then run back to back while the
+ * other threads wait for theirs: one drain of the correctness runs per
+ * round, not one per timing run (with the flock alone each timing run
+ * drains them anew).  A timing run that has waited patience_s seconds
+ * stops new correctness runs from starting, so a stream of candidates
+ * that never reach timing cannot starve it. */
+#define GEAK_GPUQUEUE_PATIENCE 30
+
+struct geak_gpuqueue {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int shared, exclusive, urgent;
+	int patience_s;
+};
+
+void geak_gpuqueue_init(struct geak_gpuqueue *q, int patience_s);
+void geak_gpuqueue_enter(struct geak_gpuqueue *q, int exclusive);
+void geak_gpuqueue_leave(struct geak_gpuqueue *q, int exclusive);
 
 #endif

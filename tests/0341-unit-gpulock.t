@@ -1,0 +1,2 @@
+#!/bin/sh
+unit=test-gpulock . "$(dirname "$0")/unit.sh"
