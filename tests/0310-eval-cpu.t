@@ -8,7 +8,7 @@ geak=$top/../shared/bench/geak-eval-data.tar.gz
 [ -r "$geak" ] || skip_all "no benchmark archive $geak"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 31
+plan 32
 
 check "geak-eval --help exits 0" geak-eval --help
 geak-eval --no-such-option </dev/null >/dev/null 2>&1
@@ -104,6 +104,12 @@ check_same "-u: every record comes out once" \
 pos() { grep -n -e "$1" un.jsonl | head -n 1 | cut -d: -f1; }
 check_same "-u: a record passed through comes out before the hang is killed" yes \
 	"$([ "$(pos '"tool":"x"')" -lt "$(pos '"mutant":"hang"')" ] && echo yes)"
+
+# A test part that brings its own copy of the candidate's wrapper (one
+# TritonBench task does) must not test that copy instead.
+printf '%s\n' "$ref" | jq -c '.task.test = "import torch\ndef custom_add(a, b):\n    return a + b\n" + .task.test' > shadow.jsonl
+check_same "the test part's copy of a candidate's function does not replace it" "true true null" \
+	"$(geak-eval --cpu --no-cache shadow.jsonl 2>/dev/null | jq -r '.eval | "\(.call) \(.exec) \(.reason)"')"
 
 geak-eval --cpu --cache cache ref.jsonl > again.jsonl 2>/dev/null
 check_same "the second evaluation comes from the cache" "true true" \

@@ -93,6 +93,25 @@ def test_imports(test, own=None):
     return "".join(ast.unparse(n) + "\n" for n in keep)
 
 
+def unshadow(code, test):
+    """The test part without its own definitions of functions and classes
+    that the code defines: one TritonBench test part carries a copy of
+    the kernel and its wrapper, which would replace the candidate's and
+    leave the candidate untested."""
+    try:
+        defined = {n.name for n in ast.parse(code).body
+                   if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        tree = ast.parse(test)
+    except SyntaxError:
+        return test
+    keep = [n for n in tree.body if not (
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name in defined)]
+    if len(keep) == len(tree.body):
+        return test
+    tree.body = keep
+    return ast.unparse(tree) + "\n"
+
+
 def assemble(code, test):
     """code + separator + test, and the last line that belongs to code."""
     head = code.rstrip("\n") + "\n"
@@ -228,7 +247,7 @@ class Job:
             code = strip_tests(code)
         except SyntaxError as exc:
             return self.fail(exc)
-        text, last = assemble(code, spec.get("test", ""))
+        text, last = assemble(code, unshadow(code, spec.get("test", "")))
         path = os.path.join(self.dir, self.name + ".py")
         with open(path, "w") as fp:
             fp.write(text)
