@@ -4,7 +4,7 @@
 # geak-import works (the GPU machine may lack libarchive); carry bin and
 # the data directory there.
 #
-#   tests/gpu/full-check.sh [-j N] [-g GPUS] DATA_DIR OUT_DIR STEP[:SECONDS]...
+#   tests/gpu/full-check.sh [-j N] [-g GPUS] [-r CACHE.tgz] DATA_DIR OUT_DIR STEP[:SECONDS]...
 #
 # Steps (each stopped after SECONDS, default 400; geak-eval -u writes
 # every result as it finishes, so a step cut short keeps what it did):
@@ -20,21 +20,26 @@
 #           (another --speedup-limit) but reference outputs and compiled
 #           kernels cached: the rate for new candidates of known tasks
 #   cached  all.jsonl again, every result from the evaluation cache
+#   save    the evaluation cache as OUT_DIR/eval-cache.tgz: a later call on
+#           a fresh machine, given it with -r (carried), resumes from it
 # Each step writes STEP.txt (summary) and STEP.jsonl (records).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-jobs=16 gpus=auto
-while getopts j:g: o; do
+jobs=16 gpus=auto restore=
+while getopts j:g:r: o; do
 	case $o in
-	j) jobs=$OPTARG ;; g) gpus=$OPTARG ;;
-	*) echo "usage: $0 [-j N] [-g GPUS] DATA_DIR OUT_DIR STEP[:SECONDS]..." >&2; exit 2 ;;
+	j) jobs=$OPTARG ;; g) gpus=$OPTARG ;; r) restore=$OPTARG ;;
+	*) echo "usage: $0 [-j N] [-g GPUS] [-r CACHE.tgz] DATA_DIR OUT_DIR STEP[:SECONDS]..." >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 3 ] || { echo "usage: $0 [-j N] [-g GPUS] DATA_DIR OUT_DIR STEP[:SECONDS]..." >&2; exit 2; }
+[ $# -ge 3 ] || { echo "usage: $0 [-j N] [-g GPUS] [-r CACHE.tgz] DATA_DIR OUT_DIR STEP[:SECONDS]..." >&2; exit 2; }
 data=$1 o=$2
 shift 2
 mkdir -p "$o" "$top/out/cache" || exit 3
+if [ -n "$restore" ]; then
+	tar xzf "$restore" -C "$top/out/cache" || exit 3
+fi
 GEAK_PYTHON=${GEAK_PYTHON:-python3} GEAK_SHAREDIR=$top/share
 export GEAK_PYTHON GEAK_SHAREDIR
 eval=$top/bin/geak-eval
@@ -82,6 +87,7 @@ for step; do
 	correct) run correct "$b" "$top/out/cache" "" "$data/all.jsonl" --no-perf ;;
 	rewarm) run rewarm "$b" "$top/out/cache" "" "$data/all.jsonl" --speedup-limit 10.5 ;;
 	cached) run cached "$b" "$top/out/cache" "" "$data/all.jsonl" ;;
+	save) tar czf "$o/eval-cache.tgz" -C "$top/out/cache" eval && ls -l "$o/eval-cache.tgz" ;;
 	*) echo "$0: unknown step '$name'" >&2; exit 2 ;;
 	esac
 done
