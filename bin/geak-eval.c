@@ -34,6 +34,7 @@ struct opts {
 	int no_cache, keep, cpu, gpus_given;
 	int no_perf;              /* correctness only: no timing on the GPU */
 	int unordered;            /* write each result when it is ready */
+	const char *static_mode;  /* strict, warn or off: see geakh/static.py */
 	long seeds, reps;
 	double speedup_limit;
 	const char *python;
@@ -88,7 +89,7 @@ struct slot {
 
 static struct opts opt = {
 	.jobs = 0, .timeout_s = 120, .compile_s = 300, .seeds = 3, .reps = 20,
-	.speedup_limit = 10,
+	.speedup_limit = 10, .static_mode = "strict",
 };
 static char *scratch;         /* this run's private directory */
 /* Triton's compile caches, one per code text (see geak_worker.py): a job
@@ -766,6 +767,63 @@ perf(struct slot *s, json_t *ev, json_t *spec, json_t *rec)
 		json_object_set_new(ev, "stage", json_string("done"));
 }
 
+/* The static checks of the candidate's source (read, never run, by
+ * geakh/static.py in a child of the worker): the findings, or NULL with
+ * msg set when the check could not be made. */
+static json_t *
+static_findings(struct slot *s, json_t *rec, char *msg, size_t msglen)
+{
+	char *dir = new_jobdir("static-");
+	char nonce[33];
+	json_t *job_spec = json_pack("{s:O}", "code", json_object_get(rec, "code"));
+	json_t *resp, *out = NULL, *found;
+
+	dump_json(job_spec, dir, "job.json");
+	json_decref(job_spec);
+	nonce_hex(nonce);
+	resp = job(s, "static", dir, nonce, NULL, msg, msglen);
+	found = resp ? load_json(dir, "static.json") : NULL;
+	if (resp && (!found || !json_is_string(json_object_get(found, "nonce")) ||
+	    strcmp(json_string_value(json_object_get(found, "nonce")), nonce) ||
+	    !json_is_array(json_object_get(found, "findings"))))
+		snprintf(msg, msglen, "the static check wrote no result (%s)", resp_status(resp));
+	else if (resp)
+		out = json_incref(json_object_get(found, "findings"));
+	json_decref(found);
+	json_decref(resp);
+	drop_dir(dir);
+	return out;
+}
+
+/* Findings into the eval object: warnings (and, unless strict, strict
+ * rules) become notes "static:RULE"; under strict, the first strict
+ * finding rejects the candidate.  1 when it was rejected. */
+static int
+apply_static(json_t *ev, json_t *findings)
+{
+	json_t *f;
+	size_t i;
+	int strict = !strcmp(opt.static_mode, "strict");
+
+	json_object_set(ev, "static", findings);
+	json_array_foreach(findings, i, f) {
+		const char *rule = json_string_value(json_object_get(f, "rule"));
+		char note[96];
+		if (strict && json_is_true(json_object_get(f, "strict"))) {
+			char msg[512];
+			snprintf(msg, sizeof msg, "static check %s, line %lld: %s", rule ? rule : "?",
+			    (long long)json_integer_value(json_object_get(f, "line")),
+			    json_string_value(json_object_get(f, "text")) ?
+			    json_string_value(json_object_get(f, "text")) : "");
+			fail(ev, "static", "cheat", msg);
+			return 1;
+		}
+		snprintf(note, sizeof note, "static:%s", rule ? rule : "?");
+		add_note(ev, note);
+	}
+	return 0;
+}
+
 /* Evaluate the candidate; returns the eval object, or NULL with msg set
  * when the harness itself could not be used. */
 static json_t *
@@ -775,12 +833,28 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	char *refdir, *dir;
 	json_t *ev, *resp, *jobspec;
 	double t0 = geak_now(), w0;
+	json_t *findings;
 
 	s->lock_wait = 0;
-	refdir = reference(s, spec, rec, ref_nonce, msg, msglen);
-	if (!refdir)
-		return NULL;
 	ev = new_eval(code_sha, s);
+	if (strcmp(opt.static_mode, "off")) {
+		findings = static_findings(s, rec, msg, msglen);
+		if (!findings) {
+			json_decref(ev);
+			return NULL;
+		}
+		add_phase(ev, "static", t0, s, 0);
+		int rejected = apply_static(ev, findings);
+		json_decref(findings);
+		if (rejected)
+			return ev;
+		t0 = geak_now();
+	}
+	refdir = reference(s, spec, rec, ref_nonce, msg, msglen);
+	if (!refdir) {
+		json_decref(ev);
+		return NULL;
+	}
 	add_phase(ev, "reference", t0, s, 0);
 	t0 = geak_now(), w0 = s->lock_wait;
 	dir = new_jobdir("cand-");
@@ -849,11 +923,14 @@ eval_key(json_t *spec, const char *sha, char key[65])
 	json_object_set_new(spec, "speedup_limit", json_real(opt.speedup_limit));
 	if (opt.no_perf)
 		json_object_set_new(spec, "no_perf", json_true());
+	if (strcmp(opt.static_mode, "strict"))
+		json_object_set_new(spec, "static", json_string(opt.static_mode));
 	geak_cache_key(spec, key);
 	json_object_del(spec, "code_sha");
 	json_object_del(spec, "reps");
 	json_object_del(spec, "speedup_limit");
 	json_object_del(spec, "no_perf");
+	json_object_del(spec, "static");
 }
 
 static int
@@ -1161,14 +1238,15 @@ usage(FILE *fp)
 	fprintf(fp,
 	    "usage: %s [-j N] [--gpus LIST|auto | --cpu] [--cache DIR | --no-cache] [--timeout S]\n"
 	    "       [--compile-timeout S] [--seeds N] [--reps N] [--speedup-limit X] [--no-perf]\n"
-	    "       [--python PATH] [--harness DIR] [--tmpdir DIR] [--keep] [-u] [file ...]\n"
+	    "       [--static strict|warn|off] [--python PATH] [--harness DIR] [--tmpdir DIR]\n"
+	    "       [--keep] [-u] [file ...]\n"
 	    "       %s --list-gpus\n"
 	    "Evaluate candidate records: call, correctness against the reference, speedup.\n",
 	    geak_prog, geak_prog);
 }
 
 enum { O_GPUS = 256, O_CACHE, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_LIMIT,
-	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU, O_NOPERF };
+	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU, O_NOPERF, O_STATIC };
 
 static void
 parse_args(int argc, char **argv, const char **harness_dir)
@@ -1181,6 +1259,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		{ "seeds", required_argument, NULL, O_SEEDS }, { "reps", required_argument, NULL, O_REPS },
 		{ "speedup-limit", required_argument, NULL, O_LIMIT },
 		{ "no-perf", no_argument, NULL, O_NOPERF }, { "unordered", no_argument, NULL, 'u' },
+		{ "static", required_argument, NULL, O_STATIC },
 		{ "python", required_argument, NULL, O_PYTHON }, { "harness", required_argument, NULL, O_HARNESS },
 		{ "tmpdir", required_argument, NULL, O_TMP }, { "keep", no_argument, NULL, O_KEEP },
 		{ "list-gpus", no_argument, NULL, O_LIST }, { "cpu", no_argument, NULL, O_CPU }, { "help", no_argument, NULL, 'h' },
@@ -1201,6 +1280,11 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		case O_REPS: opt.reps = geak_parse_long(optarg, "--reps", 3, 100000); break;
 		case O_NOPERF: opt.no_perf = 1; break;
 		case 'u': opt.unordered = 1; break;
+		case O_STATIC:
+			if (strcmp(optarg, "strict") && strcmp(optarg, "warn") && strcmp(optarg, "off"))
+				geak_die(GEAK_EXIT_USAGE, "--static: '%s' is not strict, warn or off", optarg);
+			opt.static_mode = optarg;
+			break;
 		case O_LIMIT: opt.speedup_limit = geak_parse_double(optarg, "--speedup-limit", 1, 1e9); break;
 		case O_PYTHON: opt.python = optarg; break;
 		case O_HARNESS: *harness_dir = optarg; break;

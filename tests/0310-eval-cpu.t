@@ -62,7 +62,7 @@ test_mine()"
 	printf '%s\n' "$ref" | jq -c '.error = {tool: "x", stage: "y", kind: "z", message: "m"}'
 } > in.jsonl
 
-geak-eval -j 2 --cpu --cache cache --timeout 4 --compile-timeout 8 in.jsonl > out.jsonl 2> err.txt
+geak-eval -j 2 --cpu --cache cache --static off --timeout 4 --compile-timeout 8 in.jsonl > out.jsonl 2> err.txt
 check_same "exit status 0" 0 $?
 check_same "one line out per line in" 10 "$(grep -c . out.jsonl)"
 check_same "records come out in input order" \
@@ -96,7 +96,7 @@ check_same "a record with an error passes through unchanged" \
 check_same "eval.phases says where the time went" "call judge lock_wait reference" \
 	"$(line 1 | jq -r '.eval.phases | keys | join(" ")')"
 
-geak-eval -u -j 2 --cpu --cache cache --timeout 4 --compile-timeout 8 in.jsonl > un.jsonl 2>/dev/null
+geak-eval -u -j 2 --cpu --cache cache --static off --timeout 4 --compile-timeout 8 in.jsonl > un.jsonl 2>/dev/null
 check_same "-u: exit status 0" 0 $?
 check_same "-u: every record comes out once" \
 	"$(jq -r '.mutant // "null"' out.jsonl | sort | tr '\n' ' ')" \
@@ -111,11 +111,11 @@ printf '%s\n' "$ref" | jq -c '.task.test = "import torch\ndef custom_add(a, b):\
 check_same "the test part's copy of a candidate's function does not replace it" "true true null" \
 	"$(geak-eval --cpu --no-cache shadow.jsonl 2>/dev/null | jq -r '.eval | "\(.call) \(.exec) \(.reason)"')"
 
-geak-eval --cpu --cache cache ref.jsonl > again.jsonl 2>/dev/null
+geak-eval --cpu --cache cache --static off ref.jsonl > again.jsonl 2>/dev/null
 check_same "the second evaluation comes from the cache" "true true" \
 	"$(jq -r '.eval | "\(.cached) \(.exec)"' again.jsonl)"
 check_same "an evaluated record is not evaluated again" "$(line 1)" \
-	"$(line 1 | geak-eval --cpu --cache cache)"
+	"$(line 1 | geak-eval --cpu --cache cache --static off)"
 
 # A run whose every candidate is cached starts no worker: the interpreter
 # is replaced by one that cannot run after the first run.

@@ -27,7 +27,7 @@ done > in.jsonl
 mkdir tmp
 rm -f /tmp/geak-cheat-escape
 OPENAI_API_KEY=sk-geak-test-secret-0123 GEAK_TEST_TOKEN=tok-geak-test-secret \
-	geak-eval -j 2 --cpu --no-cache --tmpdir tmp --keep --timeout 20 in.jsonl > out.jsonl 2> err.txt
+	geak-eval -j 2 --cpu --no-cache --static off --tmpdir tmp --keep --timeout 20 in.jsonl > out.jsonl 2> err.txt
 check_same "geak-eval exits 0" 0 $?
 
 for f in "$cheats"/*.py; do

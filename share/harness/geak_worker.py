@@ -1,7 +1,7 @@
 """geak-eval's warm worker: imports torch and Triton once, then serves
 jobs read as JSON lines from descriptor 3, forking one child per job.
 
-Request:  {"op": "run"|"judge"|"time", "dir": DIR, "nonce": HEX,
+Request:  {"op": "run"|"judge"|"time"|"static", "dir": DIR, "nonce": HEX,
            "timeout": S, "compile_timeout": S, ...}
 Response: {"status": "exit"|"signal"|"timeout", "code": N, "signal": N,
            "wall": S, "landlock": BOOL, "phase": "compile"|"run"}
@@ -152,6 +152,10 @@ def child(req, status_w):
             judge.main(req, d)
         elif op == "time":
             timing.main(d, req["nonce"], progress, req)
+        elif op == "static":
+            progress()
+            from geakh import static
+            static.main(d, req["nonce"])
         else:
             raise ValueError(f"unknown op {op!r}")
         code = 0
