@@ -19,6 +19,9 @@ ev=check/evaluated.jsonl
 check_same "ten references evaluated" 10 "$(grep -c . "$ev" 2>/dev/null)"
 check_same "every reference passes call" "" "$(jq -r 'select(.eval.call != true) | .id' "$ev")"
 check_same "every reference passes exec" "" "$(jq -r 'select(.eval.exec != true) | .id' "$ev")"
+# What failed, when something did (a run that fails only now and then).
+jq -r 'select(.eval.exec != true) | "# \(.id): \(.eval.stage) \(.eval.reason) \(.eval.notes) \(.eval.message)"' \
+	"$ev" 2>/dev/null | cut -c1-400
 check_same "no speedup claimed on the CPU" "" "$(jq -r 'select(.eval.speedup != null) | .id' "$ev")"
 check_same "summary: ten tasks, call accuracy 1" "10 1" \
 	"$(jq -r '"\(.total_tasks) \(.call_accuracy)"' check/summary.json)"

@@ -38,6 +38,10 @@ class Launches:
         self.count = 0
         self.names = set()
         self.ptrs = set()  # storages passed to counted launches
+        # ...and the storages themselves, kept alive for the call, so that
+        # the allocator cannot hand a freed argument's address to an output
+        # that no kernel wrote (up to a cap, past which addresses alone).
+        self.held, self.held_bytes = [], 0
         self.active = True  # off while timing: no cost on the candidate's side only
 
     def watch(self, path, last_line=None):
@@ -58,13 +62,26 @@ class Launches:
             return True
         return False
 
+    HOLD_CAP = 2 << 30
+
+    def begin_call(self):
+        self.ptrs = set()
+        self.held, self.held_bytes = [], 0
+
     def _args(self, args, kwargs):
         for a in list(args) + list(kwargs.values()):
             if isinstance(a, torch.Tensor):
                 try:
-                    self.ptrs.add(a.untyped_storage().data_ptr())
+                    st = a.untyped_storage()
+                    ptr = st.data_ptr()
                 except Exception:  # noqa: BLE001 - a tensor without storage
-                    pass
+                    continue
+                if ptr in self.ptrs:
+                    continue
+                self.ptrs.add(ptr)
+                if self.held_bytes + st.nbytes() <= self.HOLD_CAP:
+                    self.held.append(st)
+                    self.held_bytes += st.nbytes()
 
     def install(self):
         from triton.runtime import jit

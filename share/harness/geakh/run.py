@@ -211,7 +211,7 @@ class Job:
 
     def one(self, seed, call):
         before = guard.LAUNCHES.count
-        guard.LAUNCHES.ptrs = set()
+        guard.LAUNCHES.begin_call()
         threads = guard.python_threads()
         t0 = time.monotonic()
         rec = {"seed": seed}
@@ -224,6 +224,7 @@ class Job:
             rec["ok"] = True
             rec["inputs_modified"] = bool(modified)
             rec["tensors"], rec["kernel_tensors"] = guard.kernel_written(out, guard.LAUNCHES.ptrs)
+            guard.LAUNCHES.begin_call()  # let the arguments go
             self.outputs.append(portable(out, self.name, self.notes))
         except BaseException as exc:  # noqa: B902 - SystemExit from the code counts too
             rec["ok"] = False
