@@ -19,9 +19,10 @@ ev=check/evaluated.jsonl
 check_same "ten references evaluated" 10 "$(grep -c . "$ev" 2>/dev/null)"
 check_same "every reference passes call" "" "$(jq -r 'select(.eval.call != true) | .id' "$ev")"
 check_same "every reference passes exec" "" "$(jq -r 'select(.eval.exec != true) | .id' "$ev")"
-# What failed, when something did (a run that fails only now and then).
+# What failed, when something did, on stderr (prove shows it).
 jq -r 'select(.eval.exec != true) | "# \(.id): \(.eval.stage) \(.eval.reason) \(.eval.notes) \(.eval.message)"' \
-	"$ev" 2>/dev/null | cut -c1-400
+	"$ev" 2>/dev/null | cut -c1-600 >&2
+[ $status -eq 0 ] || tail -n 20 check.err >&2
 check_same "no speedup claimed on the CPU" "" "$(jq -r 'select(.eval.speedup != null) | .id' "$ev")"
 check_same "summary: ten tasks, call accuracy 1" "10 1" \
 	"$(jq -r '"\(.total_tasks) \(.call_accuracy)"' check/summary.json)"
