@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 5
+plan 7
 
 cat > ref.py <<'PY'
 import torch
@@ -56,4 +56,16 @@ check_same "a 0.5% error fails at the default tolerance" "false mismatch" \
 check_same "and passes at the task's tolerance" "true" "$(sed -n 3p out.jsonl | jq -r .eval.exec)"
 check_match "a candidate without the function fails call" "^false runtime .*scale" \
 	"$(sed -n 4p out.jsonl | jq -r '.eval | "\(.call) \(.reason) \(.message)"')"
+
+# A reference with an element that depends on the process (as memory it
+# reads but never wrote does): the same in every run of one process, so
+# only the reference's run in a second process shows it unstable, and the
+# candidate is not failed for it.
+sed 's/    return out$/    out[0] = float(os.getpid() % 1000)\n    return out/; s/^import torch$/import os\nimport torch/' ref.py > pid.py
+jq -nc --rawfile r pid.py --rawfile t test.py \
+	'{id: "plain/op", code: $r, task: {suite: "plain", name: "op", entry: "scale", reference: $r, test: $t}}' > pid.jsonl
+check_same "the process-dependent reference is what it says" 1 "$(grep -c getpid pid.py)"
+check_same "as its own candidate it passes, the element left out" "true true unstable_reference" \
+	"$(geak-eval --cpu --no-cache --static off pid.jsonl 2>/dev/null |
+		jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "unstable_reference")) | join(","))"')"
 done_testing
