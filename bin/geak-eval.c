@@ -101,6 +101,23 @@ static char *lockdir;
 
 /* ---- small helpers ---- */
 
+/* Seconds as a JSON number to the millisecond. */
+static json_t *
+json_seconds(double secs)
+{
+	return json_real((double)(long)(secs * 1000) / 1000);
+}
+
+/* A job's result file carries this run's nonce: it was written by the
+ * job just run, not left over or forged. */
+static int
+nonce_matches(json_t *result, const char *nonce)
+{
+	const char *got = json_string_value(json_object_get(result, "nonce"));
+
+	return got && !strcmp(got, nonce);
+}
+
 static void
 nonce_hex(char out[33])
 {
@@ -427,21 +444,16 @@ new_jobdir(const char *prefix)
  * not compared.  Its nonce goes into meta as "again"; a second run that
  * fails is left out. */
 static void
-second_run(struct slot *s, json_t *spec, json_t *rec, const char *tmp, json_t *meta)
+second_run(struct slot *s, json_t *jobspec, const char *tmp, json_t *meta)
 {
 	char *dir = geak_xasprintf("%s/again", tmp), nonce[33], err[256];
-	json_t *jobspec = json_deep_copy(spec), *resp, *res;
+	json_t *resp, *res;
 
 	if (mkdir(dir, 0700) < 0) {
-		json_decref(jobspec);
 		free(dir);
 		return;
 	}
-	json_object_del(jobspec, "cand_test");
-	json_object_set_new(jobspec, "code", json_string(geak_get_str(rec, "task.reference")
-	    ? geak_get_str(rec, "task.reference") : ""));
 	dump_json(jobspec, dir, "job.json");
-	json_decref(jobspec);
 	nonce_hex(nonce);
 	resp = gpu_job(s, 0, "run", dir, nonce, NULL, err, sizeof err);
 	res = resp && !strcmp(resp_status(resp), "exit") ? load_json(dir, "result.json") : NULL;
@@ -494,7 +506,6 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], char *err, 
 	    ? geak_get_str(rec, "task.reference") : ""));
 	nonce_hex(nonce);
 	dump_json(jobspec, tmp, "job.json");
-	json_decref(jobspec);
 	resp = gpu_job(s, 0, "run", tmp, nonce, NULL, err, errlen);
 	meta = resp ? load_json(tmp, "result.json") : NULL;
 	if (!resp || strcmp(resp_status(resp), "exit") || !meta) {
@@ -509,6 +520,7 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], char *err, 
 			json_decref(tail);
 		}
 		json_decref(resp);
+		json_decref(jobspec);
 		geak_rmtree(tmp);
 		free(tmp), free(dir);
 		return NULL;
@@ -516,7 +528,8 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], char *err, 
 	json_decref(resp);
 	json_decref(meta);
 	meta = json_pack("{s:s}", "nonce", nonce);
-	second_run(s, spec, rec, tmp, meta);
+	second_run(s, jobspec, tmp, meta);
+	json_decref(jobspec);
 	dump_json(meta, tmp, "ref.json");
 	json_decref(meta);
 	/* Two evaluators may race to the same reference: either result is
@@ -739,7 +752,7 @@ add_phase(json_t *ev, const char *name, double since, const struct slot *s, doub
 	double secs = json_number_value(json_object_get(phases, name)) + geak_now() - since -
 	    (s->lock_wait - waited_before);
 
-	json_object_set_new(phases, name, json_real((double)(long)(secs * 1000) / 1000));
+	json_object_set_new(phases, name, json_seconds(secs));
 }
 
 /* One stage of the performance run: "check" (the outputs on the
@@ -752,7 +765,7 @@ perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *st
 	char *dir = new_jobdir(timing ? "time-" : "check-");
 	char nonce[33], err[1024];
 	json_t *jobspec = json_deep_copy(spec), *resp, *t, *extra;
-	const char *kind, *t_nonce;
+	const char *kind;
 	double t0 = geak_now(), w0 = s->lock_wait;
 
 	json_object_set(jobspec, "code", json_object_get(rec, "code"));
@@ -768,8 +781,7 @@ perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *st
 	} else if (!run_ended_badly(ev, resp, "perf")) {
 		t = load_json(dir, "timing.json");
 		kind = json_string_value(json_object_get(json_object_get(t, "error"), "kind"));
-		t_nonce = json_string_value(json_object_get(t, "nonce"));
-		if (!t || !t_nonce || strcmp(t_nonce, nonce)) {
+		if (!nonce_matches(t, nonce)) {
 			add_note(ev, "perf_failed");
 			fail(ev, "perf", "no_output", "the timing run wrote no result with this run's nonce");
 		} else if (kind && (!strcmp(kind, "mismatch") || !strcmp(kind, "cheat"))) {
@@ -815,9 +827,7 @@ static_findings(struct slot *s, json_t *rec, char *msg, size_t msglen)
 	nonce_hex(nonce);
 	resp = job(s, "static", dir, nonce, NULL, msg, msglen);
 	found = resp ? load_json(dir, "static.json") : NULL;
-	if (resp && (!found || !json_is_string(json_object_get(found, "nonce")) ||
-	    strcmp(json_string_value(json_object_get(found, "nonce")), nonce) ||
-	    !json_is_array(json_object_get(found, "findings"))))
+	if (resp && (!nonce_matches(found, nonce) || !json_is_array(json_object_get(found, "findings"))))
 		snprintf(msg, msglen, "the static check wrote no result (%s)", resp_status(resp));
 	else if (resp)
 		out = json_incref(json_object_get(found, "findings"));
@@ -930,8 +940,7 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	    (json_is_string(json_object_get(spec, "perf")) ||
 	    !strcmp(json_string_value(json_object_get(spec, "suite")), "rocm")))
 		perf(s, ev, spec, rec);
-	json_object_set_new(json_object_get(ev, "phases"), "lock_wait",
-	    json_real((double)(long)(s->lock_wait * 1000) / 1000));
+	json_object_set_new(json_object_get(ev, "phases"), "lock_wait", json_seconds(s->lock_wait));
 	free(refdir);
 	drop_dir(dir);
 	return ev;
@@ -1031,7 +1040,7 @@ process(struct slot *s, json_t *rec, const char *where)
 		geak_set_error(rec, "eval", "harness", "%s", msg);
 		return GEAK_FAILED;
 	}
-	json_object_set_new(ev, "seconds", json_real((double)(long)((geak_now() - t0) * 1000) / 1000));
+	json_object_set_new(ev, "seconds", json_seconds(geak_now() - t0));
 	if (!opt.no_cache && cacheable(ev) && geak_cache_put(opt.cache_dir, "eval", key, ev) < 0)
 		geak_warn("cannot write to the cache %s: %s", opt.cache_dir, strerror(errno));
 	json_object_set_new(rec, "eval", ev);

@@ -32,7 +32,7 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 
 import geakh  # noqa: E402
-from geakh import guard, judge, run, timing  # noqa: E402,F401
+from geakh import guard, judge, run, static, timing  # noqa: E402,F401
 
 
 def _probe(restrict):
@@ -154,7 +154,6 @@ def child(req, status_w):
             timing.main(d, req["nonce"], progress, req)
         elif op == "static":
             progress()
-            from geakh import static
             static.main(d, req["nonce"])
         else:
             raise ValueError(f"unknown op {op!r}")

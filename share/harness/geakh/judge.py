@@ -141,9 +141,16 @@ def unstable(a, b, rtol, atol):
     return None
 
 
-def union(a, b):
-    """Two masks of unstable() as one: an element is left out when either
-    leaves it out."""
+def union(*masks):
+    """Masks of unstable() as one: an element is left out when any of
+    them leaves it out."""
+    out = None
+    for m in masks:
+        out = _union2(out, m)
+    return out
+
+
+def _union2(a, b):
     if a is None:
         return b
     if b is None:
@@ -151,9 +158,9 @@ def union(a, b):
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         return a | b if a.shape == b.shape else a
     if isinstance(a, dict) and isinstance(b, dict):
-        return {k: union(a.get(k), b.get(k)) for k in set(a) | set(b)}
+        return {k: _union2(a.get(k), b.get(k)) for k in set(a) | set(b)}
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return [union(x, y) for x, y in zip(a, b)]
+        return [_union2(x, y) for x, y in zip(a, b)]
     return a
 
 

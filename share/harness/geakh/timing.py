@@ -161,9 +161,8 @@ def check_timed_outputs(i, cand_outs, ref_outs, poisoned, tol):
     # Where the poisoned run left NaN the reference wrote nothing (or NaN):
     # those elements hold whatever memory held, and the poison itself
     # may be what the timed reference runs found there afterwards.
-    mask = judge.union(judge.union(judge.unstable(r[0], r[1], rtol, atol),
-                                   judge.unstable(poisoned, r[0], rtol, atol)),
-                       judge.nan_where(poisoned))
+    mask = judge.union(judge.unstable(r[0], r[1], rtol, atol),
+                       judge.unstable(poisoned, r[0], rtol, atol), judge.nan_where(poisoned))
     for a, b in zip(c, r):
         try:
             judge.compare(judge.masked(a, mask), judge.masked(b, mask), rtol, atol)
