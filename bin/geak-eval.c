@@ -6,9 +6,11 @@
  * its own warm harness worker, and the main thread writes the results in
  * input order as they become ready (or, with -u, as each is ready). */
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <glob.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,6 +36,7 @@ struct opts {
 	int no_cache, keep, cpu, gpus_given;
 	int no_perf;              /* correctness only: no timing on the GPU */
 	int unordered;            /* write each result when it is ready */
+	int verbose;              /* each step of each candidate on stderr */
 	const char *static_mode;  /* strict, warn or off: see geakh/static.py */
 	long seeds, reps;
 	double speedup_limit;
@@ -85,6 +88,8 @@ struct slot {
 	char *refs;               /* reference outputs kept by this run */
 	const char *const *write_dirs;
 	double lock_wait;         /* seconds waited for the GPU, this candidate */
+	const char *where;        /* the candidate's input line, for -v */
+	const char *id;           /* and its id, or "" */
 };
 
 static struct opts opt = {
@@ -98,8 +103,34 @@ static char *scratch;         /* this run's private directory */
  * its timing run each compile once, not once per job. */
 static char *triton_cache;
 static char *lockdir;
+static double started;        /* when this run began, for -v */
 
 /* ---- small helpers ---- */
+
+/* With -v: one line on stderr per step of a candidate, so that a long run
+ * shows what each slot is doing and what it waits for. */
+static void
+trace(const struct slot *s, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (!opt.verbose)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %7.1f s: slot %d: %s%s%s%s: %s\n", geak_prog, geak_now() - started,
+	    s->idx, s->where ? s->where : "-", *s->id ? " (" : "", s->id, *s->id ? ")" : "", line);
+}
+
+static const char *
+base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
 
 /* Seconds as a JSON number to the millisecond. */
 static json_t *
@@ -395,6 +426,8 @@ job(struct slot *s, const char *op, const char *dir, const char *nonce,
 	return resp;
 }
 
+static const char *resp_status(json_t *resp);
+
 /* A job that uses the GPU: under its lock, shared for correctness runs,
  * exclusive for timing.  Without a GPU, just the job. */
 static json_t *
@@ -403,18 +436,25 @@ gpu_job(struct slot *s, int exclusive, const char *op, const char *dir, const ch
 {
 	struct geak_gpulock lock = { -1, -1 };
 	json_t *resp;
-	double t0 = geak_now();
+	double t0 = geak_now(), t1;
+	const char *job_name = base_name(dir);
 
+	trace(s, "%s: waiting for GPU %s (%s)", job_name, s->gpu ? s->gpu : "-",
+	    exclusive ? "alone" : "shared");
 	if (s->queue)
 		geak_gpuqueue_enter(s->queue, exclusive);
 	if (s->gpu && geak_gpulock_acquire(&lock, lockdir, s->gpu, exclusive) < 0)
 		geak_warn("cannot lock GPU %s in %s: %s; running without the lock", s->gpu,
 		    lockdir, strerror(errno));
-	s->lock_wait += geak_now() - t0;
+	t1 = geak_now();
+	s->lock_wait += t1 - t0;
+	trace(s, "%s: running after %.1f s waiting", job_name, t1 - t0);
 	resp = job(s, op, dir, nonce, extra, err, errlen);
 	geak_gpulock_release(&lock);
 	if (s->queue)
 		geak_gpuqueue_leave(s->queue, exclusive);
+	trace(s, "%s: %s after %.1f s", job_name, resp ? resp_status(resp) : "failed",
+	    geak_now() - t1);
 	return resp;
 }
 
@@ -493,7 +533,7 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], char *err, 
 		free(base), free(dir);
 		return NULL;
 	}
-	tmp = geak_mkworkdir(base, "tmp-");
+	tmp = geak_mkworkdir(base, "ref-");
 	free(base);
 	if (!tmp) {
 		snprintf(err, errlen, "cannot make a directory for the reference: %s", strerror(errno));
@@ -773,6 +813,11 @@ perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *st
 	json_decref(jobspec);
 	nonce_hex(nonce);
 	extra = json_pack("{s:I, s:s}", "reps", (json_int_t)opt.reps, "stage", stage);
+	/* The check stage compiled what the timing runs; the timing holds the
+	 * GPU alone, so it gets no cold-compile allowance beyond the job's. */
+	if (timing)
+		json_object_set_new(extra, "compile_timeout",
+		    json_real(opt.compile_s < opt.timeout_s ? opt.compile_s : opt.timeout_s));
 	resp = gpu_job(s, timing, "time", dir, nonce, extra, err, sizeof err);
 	json_decref(extra);
 	json_object_set_new(ev, "stage", json_string("perf"));
@@ -1117,7 +1162,13 @@ slot_main(void *arg)
 		char *where = q.items[i].where;
 		pthread_mutex_unlock(&q.mu);
 
+		s->where = where;
+		s->id = json_is_string(json_object_get(rec, "id")) ? json_string_value(json_object_get(rec, "id")) : "";
+		trace(s, "started");
 		int v = process(s, rec, where);
+		trace(s, "%s", v == GEAK_FAILED ? "failed" : "finished");
+		s->where = NULL;
+		s->id = "";
 
 		pthread_mutex_lock(&q.mu);
 		mark_done(i, v);
@@ -1280,7 +1331,7 @@ usage(FILE *fp)
 	    "usage: %s [-j N] [--gpus LIST|auto | --cpu] [--cache DIR | --no-cache] [--timeout S]\n"
 	    "       [--compile-timeout S] [--seeds N] [--reps N] [--speedup-limit X] [--no-perf]\n"
 	    "       [--static strict|warn|off] [--python PATH] [--harness DIR] [--tmpdir DIR]\n"
-	    "       [--keep] [-u] [file ...]\n"
+	    "       [--keep] [-u] [-v] [file ...]\n"
 	    "       %s --list-gpus\n"
 	    "Evaluate candidate records: call, correctness against the reference, speedup.\n",
 	    geak_prog, geak_prog);
@@ -1300,6 +1351,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		{ "seeds", required_argument, NULL, O_SEEDS }, { "reps", required_argument, NULL, O_REPS },
 		{ "speedup-limit", required_argument, NULL, O_LIMIT },
 		{ "no-perf", no_argument, NULL, O_NOPERF }, { "unordered", no_argument, NULL, 'u' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "static", required_argument, NULL, O_STATIC },
 		{ "python", required_argument, NULL, O_PYTHON }, { "harness", required_argument, NULL, O_HARNESS },
 		{ "tmpdir", required_argument, NULL, O_TMP }, { "keep", no_argument, NULL, O_KEEP },
@@ -1308,7 +1360,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "hj:u", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hj:uv", longs, NULL)) != -1) {
 		switch (c) {
 		case 'j': opt.jobs = geak_parse_long(optarg, "-j", 1, 256); break;
 		case O_GPUS: parse_gpus(optarg); opt.gpus_given = 1; break;
@@ -1321,6 +1373,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		case O_REPS: opt.reps = geak_parse_long(optarg, "--reps", 3, 100000); break;
 		case O_NOPERF: opt.no_perf = 1; break;
 		case 'u': opt.unordered = 1; break;
+		case 'v': opt.verbose = 1; break;
 		case O_STATIC:
 			if (strcmp(optarg, "strict") && strcmp(optarg, "warn") && strcmp(optarg, "off"))
 				geak_die(GEAK_EXIT_USAGE, "--static: '%s' is not strict, warn or off", optarg);
@@ -1405,6 +1458,7 @@ main(int argc, char **argv)
 	int status;
 
 	geak_setprog(argv[0]);
+	started = geak_now();
 	parse_args(argc, argv, &harness_dir);
 	setup(harness_dir);
 	const char *mps = getenv("CUDA_MPS_PIPE_DIRECTORY");
@@ -1419,6 +1473,7 @@ main(int argc, char **argv)
 	for (long i = 0; i < opt.jobs; i++) {
 		struct slot *s = &slots[i];
 		s->idx = (int)i;
+		s->id = "";
 		s->gpu = opt.ngpus ? opt.gpus[i % (long)opt.ngpus] : NULL;
 		s->queue = opt.ngpus ? &queues[i % (long)opt.ngpus] : NULL;
 		s->home = geak_xasprintf("%s/home%ld", scratch, i);

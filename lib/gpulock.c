@@ -100,23 +100,22 @@ void
 geak_gpuqueue_enter(struct geak_gpuqueue *q, int exclusive)
 {
 	struct timespec until;
-	int urgent = 0;
 
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += q->patience_s;
 	pthread_mutex_lock(&q->mu);
 	if (exclusive) {
+		q->waiting++;
 		while (q->shared || q->exclusive) {
-			if (urgent)
+			if (q->draining)
 				pthread_cond_wait(&q->cv, &q->mu);
 			else if (pthread_cond_timedwait(&q->cv, &q->mu, &until) == ETIMEDOUT)
-				urgent = 1, q->urgent++;
+				q->draining = 1;
 		}
-		if (urgent)
-			q->urgent--;
+		q->waiting--;
 		q->exclusive = 1;
 	} else {
-		while (q->exclusive || q->urgent)
+		while (q->exclusive || q->draining)
 			pthread_cond_wait(&q->cv, &q->mu);
 		q->shared++;
 	}
@@ -127,10 +126,14 @@ void
 geak_gpuqueue_leave(struct geak_gpuqueue *q, int exclusive)
 {
 	pthread_mutex_lock(&q->mu);
-	if (exclusive)
+	if (exclusive) {
 		q->exclusive = 0;
-	else
+		/* The device is free of correctness runs now: the timing runs
+		 * waiting go first, so one drain serves them all. */
+		q->draining = q->waiting > 0;
+	} else {
 		q->shared--;
+	}
 	pthread_cond_broadcast(&q->cv);
 	pthread_mutex_unlock(&q->mu);
 }

@@ -23,18 +23,21 @@ void geak_gpulock_release(struct geak_gpulock *l);
 
 /* Within one process, the threads that use a GPU queue here before its
  * lock.  A timing run (exclusive) waits until no correctness run is in
- * flight, so timing runs gather and then run back to back while the
- * other threads wait for theirs: one drain of the correctness runs per
- * round, not one per timing run (with the flock alone each timing run
- * drains them anew).  A timing run that has waited patience_s seconds
- * stops new correctness runs from starting, so a stream of candidates
+ * flight.  While its patience (patience_s seconds) lasts, new correctness
+ * runs still start, so timing runs gather; once it is spent the queue
+ * drains: no new correctness run starts until every timing run waiting
+ * has run, back to back.  One drain of the correctness runs in flight
+ * (which can take as long as the slowest cold compile) then serves a
+ * whole round of timing runs, not one each, and a stream of candidates
  * that never reach timing cannot starve it. */
 #define GEAK_GPUQUEUE_PATIENCE 30
 
 struct geak_gpuqueue {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int shared, exclusive, urgent;
+	int shared, exclusive;     /* running now */
+	int waiting;               /* timing runs waiting */
+	int draining;              /* no new correctness runs until they ran */
 	int patience_s;
 };
 

@@ -8,7 +8,7 @@ geak=$top/../shared/bench/geak-eval-data.tar.gz
 [ -r "$geak" ] || skip_all "no benchmark archive $geak"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 32
+plan 34
 
 check "geak-eval --help exits 0" geak-eval --help
 geak-eval --no-such-option </dev/null >/dev/null 2>&1
@@ -109,7 +109,11 @@ check_same "-u: a record passed through comes out before the hang is killed" yes
 # TritonBench task does) must not test that copy instead.
 printf '%s\n' "$ref" | jq -c '.task.test = "import torch\ndef custom_add(a, b):\n    return a + b\n" + .task.test' > shadow.jsonl
 check_same "the test part's copy of a candidate's function does not replace it" "true true null" \
-	"$(geak-eval --cpu --no-cache shadow.jsonl 2>/dev/null | jq -r '.eval | "\(.call) \(.exec) \(.reason)"')"
+	"$(geak-eval -v --cpu --no-cache shadow.jsonl 2>trace.txt | jq -r '.eval | "\(.call) \(.exec) \(.reason)"')"
+check_match "-v: each step on stderr, named by line and id" \
+	"slot 0: shadow.jsonl:1 .tbg/vector_addition_custom.: cand-.*: running after" "$(cat trace.txt)"
+check_same "-v: the candidate's start and end" "started finished" \
+	"$(sed -n 's/.*: \(started\|finished\)$/\1/p' trace.txt | tr '\n' ' ' | sed 's/ $//')"
 
 geak-eval --cpu --cache cache --static off ref.jsonl > again.jsonl 2>/dev/null
 check_same "the second evaluation comes from the cache" "true true" \

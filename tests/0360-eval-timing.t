@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 13
+plan 17
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], {}, d))' "$1"; }
 c=$top/tests/cheats
@@ -43,6 +43,24 @@ check_same "the half-writing reference is what it says" 1 "$(grep -c 'offs < n /
 out=$(drive time half.py half-time half.py)
 check_same "timing stage: the same code as candidate is not a mismatch" "None 2" \
 	"$(printf '%s' "$out" | field '(globals().get("error"), len(shapes))' | tr -d "(),")"
+
+# A reference that reads past the end of an input (as perf scripts that
+# pass a one-element scale to a kernel indexing it per block make it do):
+# the candidate and the reference must find the same bytes there, and the
+# elements that depend on them are not compared.
+sed -e 's/y_ptr + offs, mask=mask)/y_ptr + offs + n \/\/ 2, mask=mask)/' "$c/add_reference.py" > past.py
+sed -e 's/x + y, mask=mask)/x - y, mask=mask)/' past.py > past_wrong.py
+check_same "the reading-past-the-end reference and its wrong twin are what they say" "1 1" \
+	"$(grep -c 'n // 2' past.py) $(grep -c 'x - y' past_wrong.py)"
+out=$(drive check past.py past-check past.py)
+check_same "check stage: the same code as candidate is not a mismatch" None \
+	"$(printf '%s' "$out" | field 'globals().get("error")')"
+out=$(drive time past.py past-time past.py)
+check_same "timing stage: nor there" "None 2" \
+	"$(printf '%s' "$out" | field '(globals().get("error"), len(shapes))' | tr -d "(),")"
+out=$(drive check past_wrong.py pastw-check past.py)
+check_same "check stage: a candidate wrong where the reference is defined still fails" mismatch \
+	"$(printf '%s' "$out" | field 'error["kind"]')"
 
 check_same "a test part's imports go with the kernel module, its own module's left out" \
 	"import torch|from os import path|" \

@@ -49,7 +49,7 @@ run() { # label budget cache-dir expect-dir file [geak-eval flags...]
 	label=$1 b=$2 cache=$3 expect=$4 file=$5
 	shift 5
 	start=$(date +%s)
-	timeout -s TERM "$b" "$eval" -u -j "$jobs" --gpus "$gpus" --cache "$cache" \
+	timeout -s TERM "$b" "$eval" -u -v -j "$jobs" --gpus "$gpus" --cache "$cache" \
 		--timeout 120 --compile-timeout 240 "$@" "$file" > "$o/$label.jsonl" 2>> "$o/stderr.txt"
 	status=$?
 	end=$(date +%s)

@@ -122,6 +122,22 @@ test_patience(void **state)
 	assert_string_equal(event_log, "aTb.");
 }
 
+/* Timing runs that queue while the queue drains join the round: they run
+ * before correctness runs that asked earlier, so the device is drained
+ * once for all of them. */
+static void
+test_round(void **state)
+{
+	struct job jobs[] = {
+		{ 0, 0, 1500, "a" }, { 1, 100, 50, "T" }, { 0, 1200, 50, "b" }, { 1, 1300, 50, "U" },
+	};
+
+	(void)state;
+	run_all(jobs, 4, 1);
+	assert_false(overlap);
+	assert_string_equal(event_log, "aTUb.");
+}
+
 int
 main(void)
 {
@@ -129,6 +145,7 @@ main(void)
 		cmocka_unit_test(test_waits_for_shared),
 		cmocka_unit_test(test_gathers),
 		cmocka_unit_test(test_patience),
+		cmocka_unit_test(test_round),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

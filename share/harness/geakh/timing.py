@@ -26,15 +26,40 @@ from . import guard, judge, run
 REF_MODULE = "geak_eval.data.TritonBench.data.TritonBench_G_v1"
 
 
-def clone(x):
+# Bytes after each input tensor that a kernel reading past the end finds.
+GUARD_BYTES = 256 << 10
+
+
+def guarded(t, poison):
+    """A copy of t followed in memory by a guard zone: zeros, or the
+    poison.  Some perf scripts give kernels inputs shorter than they read
+    (a one-element scale indexed per block, rows indexed past the last):
+    without the zone those reads find whatever the allocator put there,
+    which differs from run to run.  With it, the candidate and the
+    reference read the same zeros, and a run with the poison there shows
+    which output elements depend on it."""
+    if t.requires_grad or t.numel() == 0 or not t.is_contiguous():
+        return t.clone()
+    n = t.numel()
+    with torch.no_grad():
+        buf = torch.empty(n + max(1, GUARD_BYTES // t.element_size()), dtype=t.dtype, device=t.device)
+        if poison:
+            guard.fill_poison(buf[n:])
+        else:
+            buf[n:].zero_()
+        buf[:n].copy_(t.reshape(-1))
+    return buf[:n].view(t.shape)
+
+
+def clone(x, poison=False):
     if isinstance(x, torch.Tensor):
-        return x.clone()
+        return guarded(x, poison)
     if isinstance(x, tuple):
-        return tuple(clone(v) for v in x)
+        return tuple(clone(v, poison) for v in x)
     if isinstance(x, list):
-        return [clone(v) for v in x]
+        return [clone(v, poison) for v in x]
     if isinstance(x, dict):
-        return {k: clone(v) for k, v in x.items()}
+        return {k: clone(v, poison) for k, v in x.items()}
     return x
 
 
@@ -120,7 +145,7 @@ def measure(bench, cand, ref, inputs, reps, warmup, seed, tol):
         # here, so it cannot tell timed calls from checked ones by that.
         with guard.PoisonEmpty():
             guard.reseed(seed)
-            poisoned = judge_portable(ref(clone(inp)))
+            poisoned = judge_portable(ref(clone(inp, poison=True)))
         for fn in (cand, ref):  # compile and autotune outside the timing
             guard.LAUNCHES.active = fn is cand
             before = guard.LAUNCHES.count
@@ -245,9 +270,10 @@ def check_perf_outputs(spec, cand, ref, inputs, seed):
     """One checked call per performance input: the outputs must agree here
     too (GEAK-eval's flow checks only these).  As in the correctness run,
     memory from torch.empty starts as NaN; elements where two runs of the
-    reference disagree, or where a run without the poison disagrees (the
-    reference reads memory it does not own, as some perf scripts' inputs
-    make it do), are not compared."""
+    reference disagree, or where a run without the poison but with
+    poisoned guard zones after its inputs disagrees (the reference reads
+    memory it does not own, as some perf scripts' inputs make it do), are
+    not compared."""
     rtol, atol = tolerance(spec)
     for i, inp in enumerate(inputs):
         outs = []
@@ -256,7 +282,7 @@ def check_perf_outputs(spec, cand, ref, inputs, seed):
                 guard.reseed(seed)
                 outs.append(fn(clone(inp)))
         guard.reseed(seed)
-        outs.append(ref(clone(inp)))
+        outs.append(ref(clone(inp, poison=True)))
         torch.cuda.synchronize()
         a, b1, b2, b3 = ([judge_portable(o) for o in outs])
         mask = judge.union(judge.unstable(b1, b2, rtol, atol), judge.unstable(b1, b3, rtol, atol))
