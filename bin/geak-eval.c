@@ -90,6 +90,7 @@ struct slot {
 	double lock_wait;         /* seconds waited for the GPU, this candidate */
 	const char *where;        /* the candidate's input line, for -v */
 	const char *id;           /* and its id, or "" */
+	int oom_retries;          /* jobs run again alone, this candidate */
 };
 
 static struct opts opt = {
@@ -428,6 +429,18 @@ job(struct slot *s, const char *op, const char *dir, const char *nonce,
 
 static const char *resp_status(json_t *resp);
 
+/* The harness left its out-of-memory mark (geakh/run.py: OOM_MARK) in dir;
+ * the mark is removed. */
+static int
+ran_out_of_memory(const char *dir)
+{
+	char *mark = geak_xasprintf("%s/oom", dir);
+	int found = unlink(mark) == 0;
+
+	free(mark);
+	return found;
+}
+
 /* A job that uses the GPU: under its lock, shared for correctness runs,
  * exclusive for timing.  Without a GPU, just the job. */
 static json_t *
@@ -455,6 +468,15 @@ gpu_job(struct slot *s, int exclusive, const char *op, const char *dir, const ch
 		geak_gpuqueue_leave(s->queue, exclusive);
 	trace(s, "%s: %s after %.1f s", job_name, resp ? resp_status(resp) : "failed",
 	    geak_now() - t1);
+	if (!exclusive && resp && ran_out_of_memory(dir)) {
+		/* Beside other jobs the memory they held may be what it
+		 * lacked: once more, alone on the GPU (in the CPU mode, just
+		 * once more). */
+		trace(s, "%s: out of GPU memory beside other jobs; again alone", job_name);
+		s->oom_retries++;
+		json_decref(resp);
+		return gpu_job(s, 1, op, dir, nonce, extra, err, errlen);
+	}
 	return resp;
 }
 
@@ -923,6 +945,7 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	json_t *findings;
 
 	s->lock_wait = 0;
+	s->oom_retries = 0;
 	ev = new_eval(code_sha, s);
 	if (strcmp(opt.static_mode, "off")) {
 		findings = static_findings(s, rec, msg, msglen);
@@ -986,6 +1009,8 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	    !strcmp(json_string_value(json_object_get(spec, "suite")), "rocm")))
 		perf(s, ev, spec, rec);
 	json_object_set_new(json_object_get(ev, "phases"), "lock_wait", json_seconds(s->lock_wait));
+	if (s->oom_retries)
+		add_note(ev, "oom_retry");
 	free(refdir);
 	drop_dir(dir);
 	return ev;

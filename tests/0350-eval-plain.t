@@ -1,11 +1,12 @@
 #!/bin/sh
 # The plain task format: test(fn) instead of inputs(), task.entry naming
 # the function, task.tolerance loosening the comparison, and a candidate
-# that does not define the function.
+# that does not define the function; a job that runs out of memory beside
+# others is run again alone.
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 7
+plan 10
 
 cat > ref.py <<'PY'
 import torch
@@ -68,4 +69,16 @@ check_same "the process-dependent reference is what it says" 1 "$(grep -c getpid
 check_same "as its own candidate it passes, the element left out" "true true unstable_reference" \
 	"$(geak-eval --cpu --no-cache --static off pid.jsonl 2>/dev/null |
 		jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "unstable_reference")) | join(","))"')"
+
+# A candidate that runs out of (GPU) memory: beside other jobs the memory
+# they held may be what it lacked, so its job runs once more, alone.
+sed 's/^    out = torch.empty_like(x)$/    raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB.")/' ref.py > oom.py
+check_same "the out-of-memory candidate is what it says" 1 "$(grep -c OutOfMemoryError oom.py)"
+jq -nc --rawfile r ref.py --rawfile t test.py --rawfile c oom.py \
+	'{id: "plain/op", code: $c, task: {suite: "plain", name: "op", entry: "scale", reference: $r, test: $t}}' > oom.jsonl
+check_same "it fails as runtime, noted oom_retry" "false runtime oom_retry" \
+	"$(geak-eval -v --cpu --no-cache --static off oom.jsonl 2>oom.err |
+		jq -r '.eval | "\(.call) \(.reason) \(.notes | map(select(. == "oom_retry")) | join(","))"')"
+check_same "its job ran twice, the second time alone" "1 1" \
+	"$(grep -c 'cand-.*: out of GPU memory beside other jobs; again alone' oom.err) $(grep -c 'cand-.*(alone)' oom.err)"
 done_testing

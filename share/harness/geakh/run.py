@@ -37,7 +37,23 @@ def classify(exc):
     return "runtime"
 
 
+# Left in the job's directory when the code ran out of GPU memory: run
+# beside other jobs, geak-eval then runs the job again alone on the GPU,
+# since the memory the others held may be what it lacked.
+OOM_MARK = "oom"
+
+
+def mark_oom(exc):
+    if isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc):
+        try:
+            with open(OOM_MARK, "w"):
+                pass
+        except OSError:
+            pass
+
+
 def error_info(exc):
+    mark_oom(exc)
     tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
     text = "".join(tb)
     head = f"{type(exc).__name__}: {exc}".strip()
