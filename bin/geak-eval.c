@@ -817,6 +817,24 @@ add_phase(json_t *ev, const char *name, double since, const struct slot *s, doub
 	json_object_set_new(phases, name, json_seconds(secs));
 }
 
+/* The timing run's own split of its time (setup: loading and making the
+ * inputs; warmup: compiles, autotuning and untimed calls; timed) goes to
+ * eval.phases as perf_setup, perf_warmup and perf_timed. */
+static void
+add_spent(json_t *ev, json_t *spent)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(spent, key, v) {
+		if (!json_is_number(v) || strlen(key) > 16 || strspn(key, "abcdefghijklmnopqrstuvwxyz") != strlen(key))
+			continue;
+		char *name = geak_xasprintf("perf_%s", key);
+		json_object_set_new(json_object_get(ev, "phases"), name, json_seconds(json_number_value(v)));
+		free(name);
+	}
+}
+
 /* One stage of the performance run: "check" (the outputs on the
  * performance inputs, beside other jobs, compiling what the timing needs)
  * or "time" (alone on the GPU).  0 when the next stage may follow. */
@@ -858,8 +876,10 @@ perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *st
 			add_note(ev, "perf_failed");
 			fail(ev, "perf", kind, json_string_value(json_object_get(json_object_get(t, "error"), "message")));
 		} else {
-			if (timing)
+			if (timing) {
 				apply_timing(ev, t);
+				add_spent(ev, json_object_get(t, "spent"));
+			}
 			ok = 0;
 		}
 		json_decref(t);

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 17
+plan 18
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], {}, d))' "$1"; }
 c=$top/tests/cheats
@@ -21,6 +21,8 @@ check_same "timing stage: one row per performance input, both sides timed" "2 Tr
 	"$(printf '%s' "$out" | field '(len(shapes), all(r["ms"] > 0 and r["ms_ref"] > 0 for r in shapes))' | tr -d '(),')"
 check_same "timing stage: the run's nonce is in the result" n0nce \
 	"$(printf '%s' "$out" | field 'nonce')"
+check_same "timing stage: its seconds split into setup, warm-up and timed calls" "setup timed warmup True" \
+	"$(printf '%s' "$out" | field '" ".join(sorted(spent)) + " " + str(all(v >= 0 for v in spent.values()))')"
 out=$(drive check "$c/two_faced.py" tf-check)
 check_same "check stage: the two-faced candidate looks right while checked" None \
 	"$(printf '%s' "$out" | field 'globals().get("error")')"

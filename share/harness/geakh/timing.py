@@ -132,14 +132,17 @@ class Bench:
         return names
 
 
-def measure(bench, cand, ref, inputs, reps, warmup, seed, tol):
+def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent):
     """Per input: the median of reps interleaved calls of each.  The
     outputs of the first two timed calls of each are kept and compared
     afterwards, so a candidate that behaves when checked and cuts corners
-    when timed is caught here, in the process that timed it."""
+    when timed is caught here, in the process that timed it.  spent
+    gets the seconds of the untimed ("warmup": the poisoned run, compiles,
+    autotuning, warm-up calls) and the timed part."""
     rows = []
     keep = []
     for i, inp in enumerate(inputs):
+        t0 = time.monotonic()
         # The reference once on poisoned memory: what it leaves unwritten
         # is not compared.  The candidate never runs on poisoned memory
         # here, so it cannot tell timed calls from checked ones by that.
@@ -155,6 +158,8 @@ def measure(bench, cand, ref, inputs, reps, warmup, seed, tol):
             if fn is cand and guard.LAUNCHES.count == before:
                 raise run_cheat(f"no Triton kernel of the candidate launched on performance input {i}")
         guard.LAUNCHES.active = False
+        t1 = time.monotonic()
+        spent["warmup"] = spent.get("warmup", 0.0) + t1 - t0
         ms_c, ms_r = [], []
         seen = {cand: [], ref: []}
         for k in range(reps):
@@ -168,6 +173,7 @@ def measure(bench, cand, ref, inputs, reps, warmup, seed, tol):
                 if k < 2:
                     seen[fn].append(out)
                 keep = (keep + [x, out])[-4:]
+        spent["timed"] = spent.get("timed", 0.0) + time.monotonic() - t1
         check_timed_outputs(i, seen[cand], seen[ref], poisoned, tol)
         del seen
         rows.append({"shape": i, "ms": statistics.median(ms_c), "ms_ref": statistics.median(ms_r)})
@@ -398,6 +404,9 @@ def main(d, nonce, progress, req):
     guard.LAUNCHES.install()
     bench = Bench()
     result = {"nonce": nonce, "stage": stage}
+    spent = {}
+    result["spent"] = spent
+    t0 = time.monotonic()
     reps = int(req.get("reps", 20))
     try:
         if spec["suite"] == "rocm":
@@ -408,6 +417,7 @@ def main(d, nonce, progress, req):
             raise _Done()
         loader = load_tbg if spec["suite"] == "tbg" else load_plain
         _, cand, ref, inputs, meta = loader(spec, d)
+        spent["setup"] = time.monotonic() - t0
         seed = spec.get("seeds", [42])[0]
         if stage != "time":
             check_perf_outputs(spec, cand, ref, inputs, seed)
@@ -419,7 +429,7 @@ def main(d, nonce, progress, req):
             result["launches"] = launched
             raise _Done()
         rows = measure(bench, cand, ref, inputs, reps, max(1, int(req.get("warmup", 2))), seed,
-                       tolerance(spec))
+                       tolerance(spec), spent)
         launched = guard.LAUNCHES.count
         for row, inp in zip(rows, inputs):
             for key, fn in (("gbps", "get_gbps"), ("tflops", "get_tflops")):
@@ -440,6 +450,8 @@ def main(d, nonce, progress, req):
         result["error"] = {"kind": "cheat", "message": str(exc)}
     except BaseException as exc:  # noqa: B902
         result["error"] = run.error_info(exc)
+    for key in spent:
+        spent[key] = round(spent[key], 3)
     tmp = os.path.join(d, "timing.json.tmp")
     with open(tmp, "w") as fp:
         json.dump(result, fp)
