@@ -6,7 +6,9 @@
 # benchmarks-and-metrics.md §8), cheats.jsonl (tests/cheats as plain
 # tasks) and all.jsonl (every TritonBench and ROCm reference, with
 # TritonBench's original kernels for the 12 that GEAK-eval rewrote for
-# AMD's libdevice, which cannot run on NVIDIA).
+# AMD's libdevice, which cannot run on NVIDIA) and recheck.jsonl (the
+# references that failed or were not reached in the last full correctness
+# run on an H200, to see a fix for them in one short step).
 #
 #   tests/gpu/eval-data.sh [geak-eval-data.tar.gz [DIR]]
 set -eu
@@ -21,6 +23,12 @@ imp=$top/bin/geak-import
 	"$src" > "$dir/smoke-rocm.jsonl"
 orig=$(dirname "$src")/tritonbench-g-data.tar.gz
 "$imp" --suite all --as-candidate --original-hip "$orig" "$src" > "$dir/all.jsonl"
+recheck='"tbg/decay_cumsum","tbg/dequantize_matmul","tbg/fused_layernorm_triton","tbg/index_select_bwd",
+"tbg/kv_cache_filling","tbg/layer_norm_welfold","tbg/parallel_attention","tbg/quantize_copy_kv",
+"tbg/apply_penalty","tbg/context_attn_llama","tbg/fused_rotary_embedding","tbg/rotary_emb_nopad",
+"tbg/token_attn_llama2","tbg/quantize_kv_copy","tbg/chunk_retention_ops","tbg/int8_dequant_matmul",
+"rocm/layernorm","rocm/softmax","rocm/rmsnorm_fwd","rocm/rmsnorm_bwd"'
+jq -c "select(.id | IN($recheck))" "$dir/all.jsonl" > "$dir/recheck.jsonl"
 c=$top/tests/cheats
 for f in "$c"/*.py; do
 	case $f in */add_*) continue ;; esac

@@ -16,10 +16,12 @@
 #           in out/cache (kept on the machine between calls), so the step
 #           run again resumes where the last one stopped
 #   correct all.jsonl for correctness only (--no-perf), cache in out/cache
+#   recheck recheck.jsonl for correctness only; fresh cache
 #   rewarm  all.jsonl again with the evaluation cache missed on purpose
 #           (another --speedup-limit) but reference outputs and compiled
 #           kernels cached: the rate for new candidates of known tasks
 #   cached  all.jsonl again, every result from the evaluation cache
+#   NAME    any other name: DATA_DIR/NAME.jsonl as all (timed, out/cache)
 #   save    the evaluation cache as OUT_DIR/eval-cache.tgz: a later call on
 #           a fresh machine, given it with -r (carried), resumes from it
 # Each step writes STEP.txt (summary) and STEP.jsonl (records).
@@ -85,9 +87,12 @@ for step; do
 		rm -f "$o/smoke-in.jsonl" ;;
 	all) run all "$b" "$top/out/cache" "" "$data/all.jsonl" ;;
 	correct) run correct "$b" "$top/out/cache" "" "$data/all.jsonl" --no-perf ;;
+	recheck) run recheck "$b" "$(mktemp -d)" "" "$data/recheck.jsonl" --no-perf ;;
 	rewarm) run rewarm "$b" "$top/out/cache" "" "$data/all.jsonl" --speedup-limit 10.5 ;;
 	cached) run cached "$b" "$top/out/cache" "" "$data/all.jsonl" ;;
 	save) tar czf "$o/eval-cache.tgz" -C "$top/out/cache" eval && ls -l "$o/eval-cache.tgz" ;;
-	*) echo "$0: unknown step '$name'" >&2; exit 2 ;;
+	*)
+		[ -r "$data/$name.jsonl" ] || { echo "$0: unknown step '$name' (and no $data/$name.jsonl)" >&2; exit 2; }
+		run "$name" "$b" "$top/out/cache" "" "$data/$name.jsonl" ;;
 	esac
 done
