@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 10
+plan 11
 
 cat > ref.py <<'PY'
 import torch
@@ -81,4 +81,18 @@ check_same "it fails as runtime, noted oom_retry" "false runtime oom_retry" \
 		jq -r '.eval | "\(.call) \(.reason) \(.notes | map(select(. == "oom_retry")) | join(","))"')"
 check_same "its job ran twice, the second time alone" "1 1" \
 	"$(grep -c 'cand-.*: out of GPU memory beside other jobs; again alone' oom.err) $(grep -c 'cand-.*(alone)' oom.err)"
+
+# Half-precision outputs are compared at no finer than two units in their
+# last place; float32 keeps the suite's tolerance.
+check_same "float16/bfloat16: one ulp passes, 1% fails; float32: 0.3% fails" "True False True False False" \
+	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'import torch
+from geakh import judge
+def ok(dt, a, b):
+    try:
+        judge.compare(torch.tensor([a], dtype=dt), torch.tensor([b], dtype=dt), 1e-3, 1e-3)
+        return True
+    except judge.Mismatch:
+        return False
+print(ok(torch.float16, 1.0 + 2 ** -10, 1.0), ok(torch.float16, 1.01, 1.0),
+      ok(torch.bfloat16, 1.0 + 2 ** -7, 1.0), ok(torch.bfloat16, 1.05, 1.0), ok(torch.float32, 1.003, 1.0))')"
 done_testing
