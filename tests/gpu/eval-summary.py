@@ -23,6 +23,11 @@ def rows(paths):
 
 def expect_ok(want, ev):
     verdict = f"{ev.get('exec')} {ev.get('reason')} {','.join(ev.get('flags') or [])}"
+    if ev.get("stage") == "static" and ev.get("reason") == "cheat":
+        # Rejected before it ran: right for every cheat meant to be
+        # rejected (full-check.sh runs them with --static off, so that
+        # each runtime defence is what decides).
+        return not want.startswith("pass")
     if want.startswith("pass"):
         return ev.get("exec") is True and ev.get("reason") is None
     if want.startswith("flag:"):

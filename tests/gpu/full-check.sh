@@ -10,7 +10,9 @@
 # every result as it finishes, so a step cut short keeps what it did):
 #   env     GPUs, library versions, geak-eval --list-gpus
 #   cheats  the cheat corpus (tests/cheats), timed, checked against each
-#           file's "# expect:" line; fresh cache
+#           file's "# expect:" line; fresh cache; --static off, so that
+#           each runtime defence decides (the static checks are tested
+#           on the CPU)
 #   smoke   the smoke sets of both suites; fresh cache
 #   all     every reference of both suites as a candidate, with the cache
 #           in out/cache (kept on the machine between calls), so the step
@@ -80,7 +82,7 @@ for step; do
 		} > "$o/env.txt" 2>&1
 		"$eval" --list-gpus > "$o/gpus.json" 2>> "$o/stderr.txt"
 		cat "$o/env.txt" ;;
-	cheats) run cheats "$b" "$(mktemp -d)" "$top/tests/cheats" "$data/cheats.jsonl" ;;
+	cheats) run cheats "$b" "$(mktemp -d)" "$top/tests/cheats" "$data/cheats.jsonl" --static off ;;
 	smoke)
 		cat "$data/smoke-tbg.jsonl" "$data/smoke-rocm.jsonl" > "$o/smoke-in.jsonl"
 		run smoke "$b" "$(mktemp -d)" "" "$o/smoke-in.jsonl"
