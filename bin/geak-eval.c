@@ -105,6 +105,9 @@ static char *scratch;         /* this run's private directory */
 static char *triton_cache;
 static char *lockdir;
 static double started;        /* when this run began, for -v */
+/* Seconds a job may spend paused by timing runs before geak-eval gives up
+ * on its worker. */
+#define PAUSE_ROOM_S 900
 
 /* ---- small helpers ---- */
 
@@ -420,7 +423,11 @@ job(struct slot *s, const char *op, const char *dir, const char *nonce,
 		json_decref(req);
 		return NULL;
 	}
-	resp = geak_worker_call(&s->w, req, opt.timeout_s + opt.compile_s + 60, err, errlen);
+	/* The worker enforces the job's limits and stops their clock while
+	 * a timing run pauses the job; this is the net under a worker that
+	 * hangs itself, with room for pauses. */
+	resp = geak_worker_call(&s->w, req, opt.timeout_s + opt.compile_s + 60 + PAUSE_ROOM_S,
+	    err, errlen);
 	json_decref(req);
 	if (!resp)
 		s->up = 0;
@@ -441,41 +448,46 @@ ran_out_of_memory(const char *dir)
 	return found;
 }
 
-/* A job that uses the GPU: under its lock, shared for correctness runs,
- * exclusive for timing.  Without a GPU, just the job. */
+/* A job that uses the GPU, through its queue (lib/gpulock.h): shared for
+ * correctness runs, alone for timing (pausing the correctness runs in
+ * flight), or alone on a drained GPU.  Without a GPU, just the job. */
 static json_t *
-gpu_job(struct slot *s, int exclusive, const char *op, const char *dir, const char *nonce,
+gpu_job(struct slot *s, int mode, const char *op, const char *dir, const char *nonce,
 	json_t *extra, char *err, size_t errlen)
 {
-	struct geak_gpulock lock = { -1, -1 };
+	static const char *const mode_name[] = { "shared", "alone", "drained" };
+	struct geak_gpumember me = { 0, NULL };
 	json_t *resp;
 	double t0 = geak_now(), t1;
 	const char *job_name = base_name(dir);
+	int paused = 0;
 
-	trace(s, "%s: waiting for GPU %s (%s)", job_name, s->gpu ? s->gpu : "-",
-	    exclusive ? "alone" : "shared");
-	if (s->queue)
-		geak_gpuqueue_enter(s->queue, exclusive);
-	if (s->gpu && geak_gpulock_acquire(&lock, lockdir, s->gpu, exclusive) < 0)
+	if (slot_up(s, err, errlen) < 0)
+		return NULL;
+	me.pid = s->w.proc.pid;
+	trace(s, "%s: waiting for GPU %s (%s)", job_name, s->gpu ? s->gpu : "-", mode_name[mode]);
+	if (s->queue && (paused = geak_gpuqueue_enter(s->queue, mode, &me)) < 0) {
 		geak_warn("cannot lock GPU %s in %s: %s; running without the lock", s->gpu,
 		    lockdir, strerror(errno));
+		paused = 0;
+	}
 	t1 = geak_now();
 	s->lock_wait += t1 - t0;
-	trace(s, "%s: running after %.1f s waiting", job_name, t1 - t0);
+	trace(s, "%s: running after %.1f s waiting, %d correctness runs paused", job_name,
+	    t1 - t0, paused);
 	resp = job(s, op, dir, nonce, extra, err, errlen);
-	geak_gpulock_release(&lock);
 	if (s->queue)
-		geak_gpuqueue_leave(s->queue, exclusive);
+		geak_gpuqueue_leave(s->queue, mode, &me);
 	trace(s, "%s: %s after %.1f s", job_name, resp ? resp_status(resp) : "failed",
 	    geak_now() - t1);
-	if (!exclusive && resp && ran_out_of_memory(dir)) {
-		/* Beside other jobs the memory they held may be what it
-		 * lacked: once more, alone on the GPU (in the CPU mode, just
-		 * once more). */
-		trace(s, "%s: out of GPU memory beside other jobs; again alone", job_name);
+	if (resp && (mode == GEAK_GPU_SHARED || paused) && ran_out_of_memory(dir)) {
+		/* The memory the other jobs held (paused ones keep theirs)
+		 * may be what it lacked: once more, on a drained GPU (in the
+		 * CPU mode, just once more). */
+		trace(s, "%s: out of GPU memory beside other jobs; again on a drained GPU", job_name);
 		s->oom_retries++;
 		json_decref(resp);
-		return gpu_job(s, 1, op, dir, nonce, extra, err, errlen);
+		return gpu_job(s, GEAK_GPU_DRAINED, op, dir, nonce, extra, err, errlen);
 	}
 	return resp;
 }
@@ -517,7 +529,7 @@ second_run(struct slot *s, json_t *jobspec, const char *tmp, json_t *meta)
 	}
 	dump_json(jobspec, dir, "job.json");
 	nonce_hex(nonce);
-	resp = gpu_job(s, 0, "run", dir, nonce, NULL, err, sizeof err);
+	resp = gpu_job(s, GEAK_GPU_SHARED, "run", dir, nonce, NULL, err, sizeof err);
 	res = resp && !strcmp(resp_status(resp), "exit") ? load_json(dir, "result.json") : NULL;
 	if (res)
 		json_object_set_new(meta, "again", json_string(nonce));
@@ -568,7 +580,7 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], char *err, 
 	    ? geak_get_str(rec, "task.reference") : ""));
 	nonce_hex(nonce);
 	dump_json(jobspec, tmp, "job.json");
-	resp = gpu_job(s, 0, "run", tmp, nonce, NULL, err, errlen);
+	resp = gpu_job(s, GEAK_GPU_SHARED, "run", tmp, nonce, NULL, err, errlen);
 	meta = resp ? load_json(tmp, "result.json") : NULL;
 	if (!resp || strcmp(resp_status(resp), "exit") || !meta) {
 		json_decref(meta);
@@ -858,7 +870,7 @@ perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *st
 	if (timing)
 		json_object_set_new(extra, "compile_timeout",
 		    json_real(opt.compile_s < opt.timeout_s ? opt.compile_s : opt.timeout_s));
-	resp = gpu_job(s, timing, "time", dir, nonce, extra, err, sizeof err);
+	resp = gpu_job(s, timing ? GEAK_GPU_ALONE : GEAK_GPU_SHARED, "time", dir, nonce, extra, err, sizeof err);
 	json_decref(extra);
 	json_object_set_new(ev, "stage", json_string("perf"));
 	if (!resp) {
@@ -993,7 +1005,7 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	dump_json(jobspec, dir, "job.json");
 	json_decref(jobspec);
 	nonce_hex(nonce);
-	resp = gpu_job(s, 0, "run", dir, nonce, NULL, msg, msglen);
+	resp = gpu_job(s, GEAK_GPU_SHARED, "run", dir, nonce, NULL, msg, msglen);
 	if (!resp) {
 		json_decref(ev);
 		free(refdir);
@@ -1511,7 +1523,7 @@ main(int argc, char **argv)
 	slots = geak_xcalloc((size_t)opt.jobs, sizeof *slots);
 	queues = geak_xcalloc(opt.ngpus ? opt.ngpus : 1, sizeof *queues);
 	for (size_t i = 0; i < opt.ngpus; i++)
-		geak_gpuqueue_init(&queues[i], GEAK_GPUQUEUE_PATIENCE);
+		geak_gpuqueue_init(&queues[i], lockdir, opt.gpus[i]);
 	st = geak_xcalloc((size_t)opt.jobs, sizeof *st);
 	if (pthread_create(&rt, NULL, reader, argv + optind))
 		geak_die(GEAK_EXIT_FATAL, "cannot start a thread");

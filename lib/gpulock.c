@@ -5,10 +5,10 @@
  * process exclude each other like two processes do, and a process that
  * dies releases its locks. */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -88,51 +88,162 @@ geak_gpulock_release(struct geak_gpulock *l)
 }
 
 void
-geak_gpuqueue_init(struct geak_gpuqueue *q, int patience_s)
+geak_gpulock_share(struct geak_gpulock *l)
+{
+	/* Nobody else can wait for the device lock while we hold the gate,
+	 * so the conversion does not wait. */
+	while (l->dev >= 0 && flock(l->dev, LOCK_SH) < 0 && errno == EINTR)
+		;
+	unlock_fd(&l->gate);
+}
+
+void
+geak_gpuqueue_init(struct geak_gpuqueue *q, const char *dir, const char *gpu)
 {
 	memset(q, 0, sizeof *q);
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->cv, NULL);
-	q->patience_s = patience_s;
+	q->dir = dir;
+	q->gpu = gpu;
+	q->lock.gate = q->lock.dev = -1;
 }
 
-void
-geak_gpuqueue_enter(struct geak_gpuqueue *q, int exclusive)
+static void
+signal_members(struct geak_gpuqueue *q, int sig)
 {
-	struct timespec until;
+	for (struct geak_gpumember *m = q->members; m; m = m->next)
+		if (m->pid > 0)
+			kill(m->pid, sig);
+}
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += q->patience_s;
-	pthread_mutex_lock(&q->mu);
-	if (exclusive) {
-		q->waiting++;
-		while (q->shared || q->exclusive) {
-			if (q->draining)
-				pthread_cond_wait(&q->cv, &q->mu);
-			else if (pthread_cond_timedwait(&q->cv, &q->mu, &until) == ETIMEDOUT)
-				q->draining = 1;
-		}
-		q->waiting--;
-		q->exclusive = 1;
-	} else {
-		while (q->exclusive || q->draining)
-			pthread_cond_wait(&q->cv, &q->mu);
-		q->shared++;
-	}
+/* Under q->mu, with q->busy set by the caller: take the cross-process
+ * lock in a mode (1 shared, 2 exclusive), letting go of q->mu while
+ * waiting.  0, or -1 with errno. */
+static int
+take_lock(struct geak_gpuqueue *q, int want)
+{
+	int rc = 0, saved = 0;
+
+	if (!q->gpu || q->held == want)
+		return 0;
 	pthread_mutex_unlock(&q->mu);
+	/* Our own shared hold goes first: waiting for the gate while holding
+	 * it could deadlock with another process's timing run, which holds
+	 * the gate while it waits for every shared hold to go. */
+	geak_gpulock_release(&q->lock);
+	if (geak_gpulock_acquire(&q->lock, q->dir, q->gpu, want == 2) < 0)
+		rc = -1, saved = errno;
+	pthread_mutex_lock(&q->mu);
+	q->held = rc < 0 ? 0 : want;
+	errno = saved;
+	return rc;
+}
+
+static int
+enter_shared(struct geak_gpuqueue *q, struct geak_gpumember *m)
+{
+	int rc = 0;
+
+	for (;;) {
+		while (q->exclusive || q->alone_waiting || q->drain_waiting || q->busy)
+			pthread_cond_wait(&q->cv, &q->mu);
+		if (q->held || !q->gpu)
+			break;
+		q->busy = 1;
+		rc = take_lock(q, 1);
+		q->busy = 0;
+		pthread_cond_broadcast(&q->cv);
+		if (rc < 0)
+			break;
+	}
+	q->shared++;
+	m->next = q->members;
+	q->members = m;
+	return rc;
+}
+
+static int
+enter_exclusive(struct geak_gpuqueue *q, int mode)
+{
+	int paused = 0, rc;
+
+	if (mode == GEAK_GPU_ALONE) {
+		q->alone_waiting++;
+		while (q->exclusive || q->busy)
+			pthread_cond_wait(&q->cv, &q->mu);
+		q->alone_waiting--;
+		if (q->shared && !q->paused) {
+			signal_members(q, SIGUSR1);
+			q->paused = 1;
+		}
+		paused = q->paused ? q->shared : 0;
+	} else {
+		q->drain_waiting++;
+		while (q->exclusive || q->busy || q->shared)
+			pthread_cond_wait(&q->cv, &q->mu);
+		q->drain_waiting--;
+	}
+	q->exclusive = 1;
+	q->busy = 1;
+	rc = take_lock(q, 2);
+	q->busy = 0;
+	pthread_cond_broadcast(&q->cv);
+	return rc < 0 ? -1 : paused;
+}
+
+int
+geak_gpuqueue_enter(struct geak_gpuqueue *q, int mode, struct geak_gpumember *m)
+{
+	int rc;
+
+	pthread_mutex_lock(&q->mu);
+	rc = mode == GEAK_GPU_SHARED ? enter_shared(q, m) : enter_exclusive(q, mode);
+	pthread_mutex_unlock(&q->mu);
+	return rc;
+}
+
+static void
+leave_exclusive(struct geak_gpuqueue *q)
+{
+	q->exclusive = 0;
+	if (q->alone_waiting)
+		return; /* the next timing run takes over the lock and the pause */
+	if (q->held == 2) {
+		if (q->shared) {
+			geak_gpulock_share(&q->lock);
+			q->held = 1;
+		} else {
+			geak_gpulock_release(&q->lock);
+			q->held = 0;
+		}
+	}
+	if (q->paused) {
+		signal_members(q, SIGUSR2);
+		q->paused = 0;
+	}
 }
 
 void
-geak_gpuqueue_leave(struct geak_gpuqueue *q, int exclusive)
+geak_gpuqueue_leave(struct geak_gpuqueue *q, int mode, struct geak_gpumember *m)
 {
 	pthread_mutex_lock(&q->mu);
-	if (exclusive) {
-		q->exclusive = 0;
-		/* The device is free of correctness runs now: the timing runs
-		 * waiting go first, so one drain serves them all. */
-		q->draining = q->waiting > 0;
+	if (mode != GEAK_GPU_SHARED) {
+		leave_exclusive(q);
 	} else {
+		struct geak_gpumember **pp = &q->members;
+		while (*pp && *pp != m)
+			pp = &(*pp)->next;
+		if (*pp)
+			*pp = m->next;
+		/* A job can end before its pause reached it: its worker must
+		 * not keep the pause for the next job. */
+		if (q->paused && m->pid > 0)
+			kill(m->pid, SIGUSR2);
 		q->shared--;
+		if (!q->shared && !q->exclusive && !q->busy && q->held == 1) {
+			geak_gpulock_release(&q->lock);
+			q->held = 0;
+		}
 	}
 	pthread_cond_broadcast(&q->cv);
 	pthread_mutex_unlock(&q->mu);

@@ -3,6 +3,7 @@
 #define GEAK_GPULOCK_H
 
 #include <pthread.h>
+#include <sys/types.h>
 
 /* The directory of the lock files: $GEAK_LOCK_DIR, else
  * /tmp/geak-gpulock-<uid>.  Every geak-eval on a host that uses the same
@@ -21,28 +22,54 @@ struct geak_gpulock {
 int geak_gpulock_acquire(struct geak_gpulock *l, const char *dir, const char *gpu, int exclusive);
 void geak_gpulock_release(struct geak_gpulock *l);
 
-/* Within one process, the threads that use a GPU queue here before its
- * lock.  A timing run (exclusive) waits until no correctness run is in
- * flight.  While its patience (patience_s seconds) lasts, new correctness
- * runs still start, so timing runs gather; once it is spent the queue
- * drains: no new correctness run starts until every timing run waiting
- * has run, back to back.  One drain of the correctness runs in flight
- * (which can take as long as the slowest cold compile) then serves a
- * whole round of timing runs, not one each, and a stream of candidates
- * that never reach timing cannot starve it. */
-#define GEAK_GPUQUEUE_PATIENCE 30
+/* Turn a held exclusive lock into a shared one without letting another
+ * exclusive taker in between. */
+void geak_gpulock_share(struct geak_gpulock *l);
+
+/* Within one process, the threads that use a GPU go through its queue,
+ * which holds the cross-process lock above for all of them: shared while
+ * correctness runs are in flight, exclusive while a timing run is.
+ *
+ * A timing run does not wait for the correctness runs in flight: it
+ * pauses them (SIGUSR1 to each one's worker, which stops the job's
+ * process group and stops its clock) and resumes them (SIGUSR2) when the
+ * last timing run waiting is done.  Waiting for them instead cost a
+ * drain of every correctness run in flight per round of timing runs; one
+ * cold compile or one hung reference held all timing up for minutes.
+ * Timing runs that queue meanwhile run back to back, before new
+ * correctness runs.
+ *
+ * GEAK_GPU_DRAINED is the old way, for a timing run that ran out of
+ * memory beside paused jobs (they keep their memory): it waits until no
+ * correctness run is in flight, and none starts meanwhile.
+ *
+ * Correctness runs in other processes (xargs -P) are not paused: a timing
+ * run waits for their shared locks to go, as before. */
+enum { GEAK_GPU_SHARED, GEAK_GPU_ALONE, GEAK_GPU_DRAINED };
+
+struct geak_gpumember {
+	pid_t pid;                      /* the worker to pause; 0: none */
+	struct geak_gpumember *next;
+};
 
 struct geak_gpuqueue {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int shared, exclusive;     /* running now */
-	int waiting;               /* timing runs waiting */
-	int draining;              /* no new correctness runs until they ran */
-	int patience_s;
+	const char *dir, *gpu;          /* the cross-process lock; gpu NULL: none */
+	struct geak_gpulock lock;
+	int held;                       /* 0, 1 shared or 2 exclusive */
+	int busy;                       /* a thread is changing the lock */
+	int shared, exclusive;          /* runs admitted */
+	int alone_waiting, drain_waiting;
+	int paused;                     /* the members are paused */
+	struct geak_gpumember *members; /* correctness runs in flight */
 };
 
-void geak_gpuqueue_init(struct geak_gpuqueue *q, int patience_s);
-void geak_gpuqueue_enter(struct geak_gpuqueue *q, int exclusive);
-void geak_gpuqueue_leave(struct geak_gpuqueue *q, int exclusive);
+void geak_gpuqueue_init(struct geak_gpuqueue *q, const char *dir, const char *gpu);
+/* Wait for the GPU in a mode.  Returns how many runs a GEAK_GPU_ALONE run
+ * paused (0 otherwise), or -1 with errno when the cross-process lock
+ * could not be taken (the run is admitted all the same). */
+int geak_gpuqueue_enter(struct geak_gpuqueue *q, int mode, struct geak_gpumember *m);
+void geak_gpuqueue_leave(struct geak_gpuqueue *q, int mode, struct geak_gpumember *m);
 
 #endif

@@ -2,7 +2,7 @@
 # The plain task format: test(fn) instead of inputs(), task.entry naming
 # the function, task.tolerance loosening the comparison, and a candidate
 # that does not define the function; a job that runs out of memory beside
-# others is run again alone.
+# others is run again on a drained GPU.
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
@@ -71,7 +71,7 @@ check_same "as its own candidate it passes, the element left out" "true true uns
 		jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "unstable_reference")) | join(","))"')"
 
 # A candidate that runs out of (GPU) memory: beside other jobs the memory
-# they held may be what it lacked, so its job runs once more, alone.
+# they held may be what it lacked, so its job runs once more, on a drained GPU.
 sed 's/^    out = torch.empty_like(x)$/    raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB.")/' ref.py > oom.py
 check_same "the out-of-memory candidate is what it says" 1 "$(grep -c OutOfMemoryError oom.py)"
 jq -nc --rawfile r ref.py --rawfile t test.py --rawfile c oom.py \
@@ -79,8 +79,8 @@ jq -nc --rawfile r ref.py --rawfile t test.py --rawfile c oom.py \
 check_same "it fails as runtime, noted oom_retry" "false runtime oom_retry" \
 	"$(geak-eval -v --cpu --no-cache --static off oom.jsonl 2>oom.err |
 		jq -r '.eval | "\(.call) \(.reason) \(.notes | map(select(. == "oom_retry")) | join(","))"')"
-check_same "its job ran twice, the second time alone" "1 1" \
-	"$(grep -c 'cand-.*: out of GPU memory beside other jobs; again alone' oom.err) $(grep -c 'cand-.*(alone)' oom.err)"
+check_same "its job ran twice, the second time on a drained GPU" "1 1" \
+	"$(grep -c 'cand-.*: out of GPU memory beside other jobs; again on a drained GPU' oom.err) $(grep -c 'cand-.*(drained)' oom.err)"
 
 # Half-precision outputs are compared at no finer than two units in their
 # last place; float32 keeps the suite's tolerance.

@@ -170,6 +170,33 @@ def child(req, status_w):
         os._exit(code)
 
 
+# A timing run pauses the correctness jobs in flight on its GPU: geak-eval
+# sends SIGUSR1 to their workers, and SIGUSR2 when they may go on.  The
+# worker stops the job's process group and stops the job's clock.
+_PAUSE = {"want": False, "pid": None, "since": None, "paused": 0.0}
+
+
+def _apply_pause():
+    pid = _PAUSE["pid"]
+    if pid is None:
+        return
+    try:
+        if _PAUSE["want"] and _PAUSE["since"] is None:
+            os.killpg(pid, signal.SIGSTOP)
+            _PAUSE["since"] = time.monotonic()
+        elif not _PAUSE["want"] and _PAUSE["since"] is not None:
+            os.killpg(pid, signal.SIGCONT)
+            _PAUSE["paused"] += time.monotonic() - _PAUSE["since"]
+            _PAUSE["since"] = None
+    except OSError:
+        pass
+
+
+def _on_pause_signal(signum, frame):
+    _PAUSE["want"] = signum == signal.SIGUSR1
+    _apply_pause()
+
+
 def kill_group(pid):
     try:
         os.killpg(pid, signal.SIGKILL)
@@ -183,7 +210,15 @@ def serve_one(req):
     pid = os.fork()
     if pid == 0:
         os.close(status_r)
+        signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+        signal.signal(signal.SIGUSR2, signal.SIG_DFL)
         child(req, status_w)
+    try:
+        os.setpgid(pid, pid)  # the child does too; either may come first
+    except OSError:
+        pass
+    _PAUSE.update(pid=pid, since=None, paused=0.0)
+    _apply_pause()  # a pause asked for before the job began
     os.close(status_w)
     # Two budgets: the first call (which pays for cold compiles) gets
     # compile_timeout, the rest of the job timeout after that.
@@ -197,13 +232,17 @@ def serve_one(req):
         if done:
             break
         now = time.monotonic()
-        if now >= deadline:
+        if _PAUSE["since"] is not None:
+            time.sleep(0.02)  # paused: the clock stands still
+            continue
+        if now >= deadline + _PAUSE["paused"]:
             timed_out = True
             kill_group(pid)
             os.waitpid(pid, 0)
             break
         if open_pipe:
-            ready, _, _ = select.select([status_r], [], [], min(0.05, max(0.0, deadline - now)))
+            ready, _, _ = select.select([status_r], [], [],
+                                        min(0.05, max(0.0, deadline + _PAUSE["paused"] - now)))
             if ready:
                 data = os.read(status_r, 64)
                 if not data:
@@ -214,6 +253,7 @@ def serve_one(req):
                     elif b == ord("c") and phase == "compile":
                         phase = "run"
                         deadline = time.monotonic() + run_s
+                        _PAUSE["paused"] = 0.0
         else:
             time.sleep(0.02)
     while open_pipe and select.select([status_r], [], [], 0)[0]:
@@ -221,6 +261,7 @@ def serve_one(req):
         open_pipe = bool(data)
         landlock = landlock or b"L" in data
     os.close(status_r)
+    _PAUSE.update(pid=None, since=None)
     kill_group(pid)  # whatever the job left behind
     wall = round(time.monotonic() - t0, 3)
     if timed_out:
@@ -253,6 +294,8 @@ def fingerprint():
 
 
 def main():
+    signal.signal(signal.SIGUSR1, _on_pause_signal)
+    signal.signal(signal.SIGUSR2, _on_pause_signal)
     sock = socket.socket(fileno=3)
     rfile = sock.makefile("rb")
     wfile = sock.makefile("wb")

@@ -1,9 +1,14 @@
 /* Unit tests of the in-process GPU queue (lib/gpulock.c): a timing run
- * never overlaps a correctness run, waits for those in flight, lets new
- * ones start while its patience lasts (so timing runs gather), and stops
- * them once it is spent.  Threads and short sleeps order the events; the
- * log of who held what, in order, is what is checked. */
+ * pauses the correctness runs in flight instead of waiting for them, and
+ * resumes them when the last timing run of its round is done; a drained
+ * timing run waits for them; the queue holds the cross-process lock in
+ * the right mode.  Threads and sleeps order the events; the log of who
+ * started, in order, and the signals the "workers" (this process) got are
+ * what is checked. */
+#include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -11,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <cmocka.h>
 
 #include "gpulock.h"
@@ -18,7 +24,19 @@
 static struct geak_gpuqueue queue;
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 static char event_log[256];
-static int in_shared, in_exclusive, overlap;
+static int in_exclusive, overlap;
+/* Signals sent to this process quickly one after another arrive as one:
+ * these count that some came, enter's return value how many runs. */
+static volatile sig_atomic_t pauses, resumes;
+
+static void
+on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		pauses++;
+	else
+		resumes++;
+}
 
 static void
 note(const char *what)
@@ -33,43 +51,48 @@ nap(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 
-	nanosleep(&ts, NULL);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
 }
 
 struct job {
-	int exclusive, start_ms, hold_ms;
+	int mode, start_ms, hold_ms;
 	const char *name;
+	int paused;                /* what enter returned */
 };
 
 static void *
 run_job(void *arg)
 {
 	struct job *j = arg;
+	struct geak_gpumember me = { getpid(), NULL };
 
 	nap(j->start_ms);
-	geak_gpuqueue_enter(&queue, j->exclusive);
+	j->paused = geak_gpuqueue_enter(&queue, j->mode, &me);
 	pthread_mutex_lock(&log_mu);
-	if (j->exclusive ? in_shared || in_exclusive : in_exclusive)
+	if (j->mode != GEAK_GPU_SHARED && in_exclusive)
 		overlap = 1;
-	*(j->exclusive ? &in_exclusive : &in_shared) += 1;
+	in_exclusive += j->mode != GEAK_GPU_SHARED;
 	strcat(event_log, j->name);
 	pthread_mutex_unlock(&log_mu);
 	nap(j->hold_ms);
 	pthread_mutex_lock(&log_mu);
-	*(j->exclusive ? &in_exclusive : &in_shared) -= 1;
+	in_exclusive -= j->mode != GEAK_GPU_SHARED;
+	strcat(event_log, j->mode == GEAK_GPU_SHARED ? "-" : "_");
 	pthread_mutex_unlock(&log_mu);
-	geak_gpuqueue_leave(&queue, j->exclusive);
+	geak_gpuqueue_leave(&queue, j->mode, &me);
 	return NULL;
 }
 
 static void
-run_all(struct job *jobs, int n, int patience_s)
+run_all(struct job *jobs, int n, const char *dir)
 {
 	pthread_t t[8];
 
-	geak_gpuqueue_init(&queue, patience_s);
+	geak_gpuqueue_init(&queue, dir, dir ? "0" : NULL);
 	event_log[0] = '\0';
-	in_shared = in_exclusive = overlap = 0;
+	in_exclusive = overlap = 0;
+	pauses = resumes = 0;
 	for (int i = 0; i < n; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, run_job, &jobs[i]), 0);
 	for (int i = 0; i < n; i++)
@@ -77,79 +100,148 @@ run_all(struct job *jobs, int n, int patience_s)
 	note(".");
 }
 
-/* A timing run waits for the correctness runs in flight. */
+/* A timing run starts at once, the correctness runs in flight paused
+ * (one signal each), and resumed when it is done. */
 static void
-test_waits_for_shared(void **state)
+test_pauses_shared(void **state)
 {
 	struct job jobs[] = {
-		{ 0, 0, 800, "a" }, { 0, 0, 800, "b" }, { 1, 300, 50, "T" },
+		{ GEAK_GPU_SHARED, 0, 1500, "a", 0 }, { GEAK_GPU_SHARED, 0, 1500, "b", 0 },
+		{ GEAK_GPU_ALONE, 400, 100, "T", 0 },
 	};
 
 	(void)state;
-	run_all(jobs, 3, 30);
-	assert_false(overlap);
-	assert_string_equal(event_log + 2, "T.");
+	run_all(jobs, 3, NULL);
+	/* T started and ended before a and b ended. */
+	assert_true(strcmp(event_log, "abT_--.") == 0 || strcmp(event_log, "baT_--.") == 0);
+	assert_int_equal(jobs[2].paused, 2);
+	assert_true(pauses >= 1);
+	assert_true(resumes >= 1);
 }
 
-/* Within its patience a waiting timing run lets new correctness runs
- * start; timing runs that queue meanwhile go back to back. */
-static void
-test_gathers(void **state)
-{
-	struct job jobs[] = {
-		{ 0, 0, 600, "a" }, { 1, 100, 50, "T" }, { 0, 250, 600, "b" }, { 1, 400, 50, "U" },
-	};
-
-	(void)state;
-	run_all(jobs, 4, 30);
-	assert_false(overlap);
-	/* b started while T waited; T and U ran only after a and b. */
-	assert_true(strcmp(event_log, "abTU.") == 0 || strcmp(event_log, "abUT.") == 0);
-}
-
-/* Once its patience is spent, a timing run holds back new correctness
- * runs, so it is not starved. */
-static void
-test_patience(void **state)
-{
-	struct job jobs[] = {
-		{ 0, 0, 2000, "a" }, { 1, 200, 50, "T" }, { 0, 1600, 50, "b" },
-	};
-
-	(void)state;
-	run_all(jobs, 3, 1);
-	assert_false(overlap);
-	assert_string_equal(event_log, "aTb.");
-}
-
-/* Timing runs that queue while the queue drains join the round: they run
- * before correctness runs that asked earlier, so the device is drained
- * once for all of them. */
+/* Timing runs that queue during a round run back to back, before
+ * correctness runs that asked earlier; the pause lasts the whole round. */
 static void
 test_round(void **state)
 {
 	struct job jobs[] = {
-		{ 0, 0, 3000, "a" }, { 1, 100, 50, "T" }, { 0, 1600, 50, "b" }, { 0, 1700, 50, "c" },
-		{ 0, 1800, 50, "d" }, { 1, 2500, 50, "U" },
+		{ GEAK_GPU_SHARED, 0, 2500, "a", 0 }, { GEAK_GPU_ALONE, 300, 1000, "T", 0 },
+		{ GEAK_GPU_SHARED, 600, 50, "b", 0 }, { GEAK_GPU_ALONE, 900, 100, "U", 0 },
 	};
 
 	(void)state;
-	run_all(jobs, 6, 1);
+	run_all(jobs, 4, NULL);
 	assert_false(overlap);
-	/* T and U in either order, then b, c and d in any order. */
-	assert_true(strncmp(event_log, "aTU", 3) == 0 || strncmp(event_log, "aUT", 3) == 0);
-	assert_int_equal(strlen(event_log), 7);
+	assert_string_equal(event_log, "aT_U_b--.");
+	/* U took over the pause: it was sent once, and the resume once. */
+	assert_int_equal(jobs[1].paused, 1);
+	assert_int_equal(jobs[3].paused, 1);
+	assert_int_equal(pauses, 1);
+	assert_int_equal(resumes, 1);
+}
+
+/* A drained timing run waits for the correctness runs in flight, pauses
+ * none, and holds back new ones. */
+static void
+test_drained(void **state)
+{
+	struct job jobs[] = {
+		{ GEAK_GPU_SHARED, 0, 1000, "a", 0 }, { GEAK_GPU_DRAINED, 300, 100, "D", 0 },
+		{ GEAK_GPU_SHARED, 600, 50, "b", 0 },
+	};
+
+	(void)state;
+	run_all(jobs, 3, NULL);
+	assert_string_equal(event_log, "a-D_b-.");
+	assert_int_equal(jobs[1].paused, 0);
+	assert_int_equal(pauses, 0);
+}
+
+/* Whether another process could take the device lock now in a mode. */
+static int
+free_for(const char *dir, int how)
+{
+	char path[512];
+	int fd, ok;
+
+	snprintf(path, sizeof path, "%s/gpu-0.lock", dir);
+	fd = open(path, O_RDWR | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	ok = flock(fd, how | LOCK_NB) == 0;
+	close(fd);
+	return ok;
+}
+
+/* The queue holds the cross-process lock for its runs: shared while a
+ * correctness run is in flight, exclusive for a timing run (paused
+ * correctness runs included), none when idle. */
+static void
+test_cross_process(void **state)
+{
+	char dir[] = "/tmp/geak-gpulock-test-XXXXXX";
+	struct geak_gpumember a = { getpid(), NULL }, b = { getpid(), NULL };
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	geak_gpuqueue_init(&queue, dir, "0");
+	pauses = resumes = 0;
+	assert_int_equal(geak_gpuqueue_enter(&queue, GEAK_GPU_SHARED, &a), 0);
+	assert_int_equal(geak_gpuqueue_enter(&queue, GEAK_GPU_SHARED, &b), 0);
+	assert_true(free_for(dir, LOCK_SH));
+	assert_false(free_for(dir, LOCK_EX));
+	assert_int_equal(geak_gpuqueue_enter(&queue, GEAK_GPU_ALONE, NULL), 2);
+	assert_false(free_for(dir, LOCK_SH));
+	geak_gpuqueue_leave(&queue, GEAK_GPU_ALONE, NULL);
+	assert_true(free_for(dir, LOCK_SH));
+	assert_false(free_for(dir, LOCK_EX));
+	geak_gpuqueue_leave(&queue, GEAK_GPU_SHARED, &a);
+	geak_gpuqueue_leave(&queue, GEAK_GPU_SHARED, &b);
+	assert_true(free_for(dir, LOCK_EX));
+	assert_true(pauses >= 1);
+	assert_true(resumes >= 1);
+	for (const char *const *f = (const char *const[]){ "lock", "gate", NULL }; *f; f++) {
+		char path[512];
+		snprintf(path, sizeof path, "%s/gpu-0.%s", dir, *f);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+/* A job that ends while paused (its pause came too late) is sent the
+ * resume as it leaves, so its worker does not keep the pause for its next
+ * job. */
+static void
+test_leave_while_paused(void **state)
+{
+	struct geak_gpumember a = { getpid(), NULL };
+
+	(void)state;
+	geak_gpuqueue_init(&queue, NULL, NULL);
+	pauses = resumes = 0;
+	geak_gpuqueue_enter(&queue, GEAK_GPU_SHARED, &a);
+	assert_int_equal(geak_gpuqueue_enter(&queue, GEAK_GPU_ALONE, NULL), 1);
+	assert_int_equal(pauses, 1);
+	geak_gpuqueue_leave(&queue, GEAK_GPU_SHARED, &a);
+	assert_int_equal(resumes, 1);
+	geak_gpuqueue_leave(&queue, GEAK_GPU_ALONE, NULL);
+	assert_int_equal(resumes, 1);
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_waits_for_shared),
-		cmocka_unit_test(test_gathers),
-		cmocka_unit_test(test_patience),
+		cmocka_unit_test(test_pauses_shared),
 		cmocka_unit_test(test_round),
+		cmocka_unit_test(test_drained),
+		cmocka_unit_test(test_cross_process),
+		cmocka_unit_test(test_leave_while_paused),
 	};
+	struct sigaction sa;
 
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
