@@ -209,27 +209,38 @@ send_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-json_t *
-geak_worker_call(struct geak_worker *w, json_t *req, double timeout_s,
-	char *err, size_t errlen)
+int
+geak_worker_send(struct geak_worker *w, json_t *msg, char *err, size_t errlen)
 {
-	char *s, *line;
-	json_t *resp;
+	char *s;
 
 	if (w->fd < 0) {
 		snprintf(err, errlen, "the harness worker is not running");
-		return NULL;
+		return -1;
 	}
-	s = json_dumps(req, JSON_COMPACT);
+	s = json_dumps(msg, JSON_COMPACT);
 	if (!s)
 		geak_die(GEAK_EXIT_FATAL, "cannot encode a harness request");
 	if (send_all(w->fd, s, strlen(s)) < 0 || send_all(w->fd, "\n", 1) < 0) {
 		snprintf(err, errlen, "the harness worker: %s", strerror(errno));
 		free(s);
 		geak_worker_stop(w);
-		return NULL;
+		return -1;
 	}
 	free(s);
+	return 0;
+}
+
+json_t *
+geak_worker_read(struct geak_worker *w, double timeout_s, char *err, size_t errlen)
+{
+	char *line;
+	json_t *resp;
+
+	if (w->fd < 0) {
+		snprintf(err, errlen, "the harness worker is not running");
+		return NULL;
+	}
 	line = read_line(w, timeout_s);
 	if (!line) {
 		snprintf(err, errlen, "the harness worker %s%s%.500s",
@@ -246,6 +257,15 @@ geak_worker_call(struct geak_worker *w, json_t *req, double timeout_s,
 		return NULL;
 	}
 	return resp;
+}
+
+json_t *
+geak_worker_call(struct geak_worker *w, json_t *req, double timeout_s,
+	char *err, size_t errlen)
+{
+	if (geak_worker_send(w, req, err, errlen) < 0)
+		return NULL;
+	return geak_worker_read(w, timeout_s, err, errlen);
 }
 
 void

@@ -40,6 +40,11 @@ int geak_worker_start(struct geak_worker *w, const struct geak_worker_opts *o,
  * in time; the worker is then stopped. */
 json_t *geak_worker_call(struct geak_worker *w, json_t *req, double timeout_s,
 	char *err, size_t errlen);
+/* The halves of a call, for a job that talks with geak-eval on its way
+ * (a timing run says when it is ready to time, and waits to be told to
+ * go): send one line; read one line, as geak_worker_call does. */
+int geak_worker_send(struct geak_worker *w, json_t *msg, char *err, size_t errlen);
+json_t *geak_worker_read(struct geak_worker *w, double timeout_s, char *err, size_t errlen);
 void geak_worker_stop(struct geak_worker *w);
 
 #endif

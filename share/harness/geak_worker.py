@@ -110,7 +110,7 @@ def _code_cache(d):
     return path
 
 
-def child(req, status_w):
+def child(req, status_w, go_r):
     """In the forked child: isolate, then do the job.  Never returns."""
     code = 1
     try:
@@ -151,7 +151,16 @@ def child(req, status_w):
             progress()
             judge.main(req, d)
         elif op == "time":
-            timing.main(d, req["nonce"], progress, req)
+            if CPU:  # geak-eval never times on the CPU; the tests drive it
+                from geakh import cpu
+                cpu.install(poison=False)
+
+            def ready():
+                # Set up, and waiting for the GPU alone: geak-eval says go.
+                os.write(status_w, b"r")
+                if os.read(go_r, 1) != b"g":
+                    raise SystemExit("geak-eval went away before the timing")
+            timing.main(d, req["nonce"], progress, req, ready if go_r is not None else None)
         elif op == "static":
             progress()
             static.main(d, req["nonce"])
@@ -204,15 +213,21 @@ def kill_group(pid):
         pass
 
 
-def serve_one(req):
+def serve_one(req, sock, rfile, wfile):
+    """Run one job in a child.  A timing job with "handshake" reports
+    {"ready": true} when it is set up and waits for {"go": true}; the
+    wait does not count against its time."""
     status_r, status_w = os.pipe()
+    go_r, go_w = os.pipe() if req.get("handshake") else (None, None)
     t0 = time.monotonic()
     pid = os.fork()
     if pid == 0:
         os.close(status_r)
+        if go_w is not None:
+            os.close(go_w)
         signal.signal(signal.SIGUSR1, signal.SIG_DFL)
         signal.signal(signal.SIGUSR2, signal.SIG_DFL)
-        child(req, status_w)
+        child(req, status_w, go_r)
     try:
         os.setpgid(pid, pid)  # the child does too; either may come first
     except OSError:
@@ -220,6 +235,10 @@ def serve_one(req):
     _PAUSE.update(pid=pid, since=None, paused=0.0)
     _apply_pause()  # a pause asked for before the job began
     os.close(status_w)
+    if go_r is not None:
+        os.close(go_r)
+    waiting_since = None  # the job waits for geak-eval's go
+    ready_sent = aborted = False
     # Two budgets: the first call (which pays for cold compiles) gets
     # compile_timeout, the rest of the job timeout after that.
     compile_s = float(req.get("compile_timeout") or 300)
@@ -232,6 +251,23 @@ def serve_one(req):
         if done:
             break
         now = time.monotonic()
+        if waiting_since is not None:
+            if select.select([sock], [], [], 0.05)[0]:
+                line = rfile.readline()
+                go = False
+                try:
+                    go = json.loads(line).get("go") is True
+                except (ValueError, AttributeError):
+                    pass
+                if not go:  # geak-eval went away or said no
+                    kill_group(pid)
+                    os.waitpid(pid, 0)
+                    aborted = True
+                    break
+                _PAUSE["paused"] += time.monotonic() - waiting_since
+                waiting_since = None
+                os.write(go_w, b"g")
+            continue
         if _PAUSE["since"] is not None:
             time.sleep(0.02)  # paused: the clock stands still
             continue
@@ -250,6 +286,11 @@ def serve_one(req):
                 for b in data:
                     if b == ord("L"):
                         landlock = True
+                    elif b == ord("r") and go_w is not None and not ready_sent:
+                        ready_sent = True
+                        waiting_since = time.monotonic()
+                        wfile.write(b'{"ready": true}\n')
+                        wfile.flush()
                     elif b == ord("c") and phase == "compile":
                         phase = "run"
                         deadline = time.monotonic() + run_s
@@ -261,9 +302,13 @@ def serve_one(req):
         open_pipe = bool(data)
         landlock = landlock or b"L" in data
     os.close(status_r)
+    if go_w is not None:
+        os.close(go_w)
     _PAUSE.update(pid=None, since=None)
     kill_group(pid)  # whatever the job left behind
     wall = round(time.monotonic() - t0, 3)
+    if aborted:
+        return {"status": "aborted", "phase": phase, "wall": wall, "landlock": landlock}
     if timed_out:
         return {"status": "timeout", "phase": phase, "wall": wall, "landlock": landlock}
     if os.WIFSIGNALED(st):
@@ -320,7 +365,7 @@ def main():
         else:
             if req.get("op") == "quit":
                 break
-            resp = serve_one(req)
+            resp = serve_one(req, sock, rfile, wfile)
         wfile.write((json.dumps(resp) + "\n").encode())
         wfile.flush()
 

@@ -44,11 +44,9 @@ def state(pid):
         return fp.read().rsplit(")", 1)[1].split()[0]
 
 
-def main(d, pause_s):
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "job.json"), "w") as fp:
-        json.dump({"suite": "plain", "name": "op", "entry": "op", "seeds": [42],
-                   "code": "def op(x):\n    return x * 2\n", "test": TEST}, fp)
+def start_worker():
+    """The worker in the CPU mode, on a socket as descriptor 3, its
+    greeting read: (process, reader, writer)."""
     ours, theirs = socket.socketpair()
     env = dict(os.environ, GEAK_EVAL_CPU="1")
     worker = subprocess.Popen(
@@ -58,6 +56,15 @@ def main(d, pause_s):
     theirs.close()
     rfile, wfile = ours.makefile("rb"), ours.makefile("wb")
     json.loads(rfile.readline())  # the greeting
+    return worker, rfile, wfile
+
+
+def main(d, pause_s):
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "job.json"), "w") as fp:
+        json.dump({"suite": "plain", "name": "op", "entry": "op", "seeds": [42],
+                   "code": "def op(x):\n    return x * 2\n", "test": TEST}, fp)
+    worker, rfile, wfile = start_worker()
     # 3 s to the first call and 3 s after it: 6 s in all, less than the
     # pause alone.
     wfile.write((json.dumps({"op": "run", "dir": d, "nonce": "n0nce", "timeout": 3,
