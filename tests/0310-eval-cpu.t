@@ -8,7 +8,7 @@ geak=$top/../shared/bench/geak-eval-data.tar.gz
 [ -r "$geak" ] || skip_all "no benchmark archive $geak"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 34
+plan 35
 
 check "geak-eval --help exits 0" geak-eval --help
 geak-eval --no-such-option </dev/null >/dev/null 2>&1
@@ -112,6 +112,8 @@ check_same "the test part's copy of a candidate's function does not replace it" 
 	"$(geak-eval -v --cpu --no-cache shadow.jsonl 2>trace.txt | jq -r '.eval | "\(.call) \(.exec) \(.reason)"')"
 check_match "-v: each step on stderr, named by line and id" \
 	"slot 0: shadow.jsonl:1 .tbg/vector_addition_custom.: cand-.*: running after" "$(cat trace.txt)"
+check_match "-v: tests/gpu/trace-summary.py reads the trace: three jobs, all shared" \
+	"^3 jobs over .* by 0 timing runs" "$("$GEAK_PYTHON" "$top/tests/gpu/trace-summary.py" trace.txt | head -n 1)"
 check_same "-v: the candidate's start and end" "started finished" \
 	"$(sed -n 's/.*: \(started\|finished\)$/\1/p' trace.txt | tr '\n' ' ' | sed 's/ $//')"
 

@@ -26,7 +26,9 @@
 #   NAME    any other name: DATA_DIR/NAME.jsonl as all (timed, out/cache)
 #   save    the evaluation cache as OUT_DIR/eval-cache.tgz: a later call on
 #           a fresh machine, given it with -r (carried), resumes from it
-# Each step writes STEP.txt (summary) and STEP.jsonl (records).
+# Each step writes STEP.txt (summary, with tests/gpu/trace-summary.py's
+# account of the GPU's time) and STEP.jsonl (records); every job's trace
+# (geak-eval -v) goes to stderr.txt.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 jobs=16 gpus=auto restore=
@@ -54,7 +56,7 @@ run() { # label budget cache-dir expect-dir file [geak-eval flags...]
 	shift 5
 	start=$(date +%s)
 	timeout -s TERM "$b" "$eval" -u -v -j "$jobs" --gpus "$gpus" --cache "$cache" \
-		--timeout 120 --compile-timeout 240 "$@" "$file" > "$o/$label.jsonl" 2>> "$o/stderr.txt"
+		--timeout 120 --compile-timeout 240 "$@" "$file" > "$o/$label.jsonl" 2> "$o/$label.trace"
 	status=$?
 	end=$(date +%s)
 	{
@@ -65,7 +67,10 @@ run() { # label budget cache-dir expect-dir file [geak-eval flags...]
 		else
 			"$GEAK_PYTHON" "$summary" --wall $((end - start)) "$o/$label.jsonl"
 		fi
+		"$GEAK_PYTHON" "$top/tests/gpu/trace-summary.py" "$o/$label.trace"
 	} > "$o/$label.txt" 2>&1
+	{ echo "== $label"; cat "$o/$label.trace"; } >> "$o/stderr.txt"
+	rm -f "$o/$label.trace"
 	tail -n 12 "$o/$label.txt"
 }
 
