@@ -105,9 +105,11 @@ static char *scratch;         /* this run's private directory */
 static char *triton_cache;
 static char *lockdir;
 static double started;        /* when this run began, for -v */
-/* Seconds a job may spend paused by timing runs before geak-eval gives up
- * on its worker. */
-#define PAUSE_ROOM_S 900
+/* Seconds a job may spend paused by timing runs (in all the rounds it
+ * sits through) before geak-eval gives up on its worker.  The worker
+ * enforces the job's own limits; this only catches a worker that hangs
+ * itself, which has never been seen, so it can be generous. */
+#define PAUSE_ROOM_S 3600
 
 /* ---- small helpers ---- */
 
