@@ -461,6 +461,24 @@ ran_out_of_memory(const char *dir)
 	return found;
 }
 
+/* Into the slot's GPU queue in a mode, the wait counted as lock_wait:
+ * how many correctness runs a timing run paused.  A lock that cannot be
+ * taken is said once per job and the job runs without it. */
+static int
+queue_enter(struct slot *s, int mode, struct geak_gpumember *me)
+{
+	double t0 = geak_now();
+	int paused = geak_gpuqueue_enter(s->queue, mode, me);
+
+	if (paused < 0) {
+		geak_warn("cannot lock GPU %s in %s: %s; running without the lock", s->gpu,
+		    lockdir, strerror(errno));
+		paused = 0;
+	}
+	s->lock_wait += geak_now() - t0;
+	return paused;
+}
+
 /* A job that uses the GPU, through its queue (lib/gpulock.h): shared for
  * correctness runs, alone for timing (pausing the correctness runs in
  * flight), or alone on a drained GPU.  Without a GPU, just the job. */
@@ -479,13 +497,9 @@ gpu_job(struct slot *s, int mode, const char *op, const char *dir, const char *n
 		return NULL;
 	me.pid = s->w.proc.pid;
 	trace(s, "%s: waiting for GPU %s (%s)", job_name, s->gpu ? s->gpu : "-", mode_name[mode]);
-	if (s->queue && (paused = geak_gpuqueue_enter(s->queue, mode, &me)) < 0) {
-		geak_warn("cannot lock GPU %s in %s: %s; running without the lock", s->gpu,
-		    lockdir, strerror(errno));
-		paused = 0;
-	}
+	if (s->queue)
+		paused = queue_enter(s, mode, &me);
 	t1 = geak_now();
-	s->lock_wait += t1 - t0;
 	trace(s, "%s: running after %.1f s waiting, %d correctness runs paused", job_name,
 	    t1 - t0, paused);
 	resp = job(s, op, dir, nonce, extra, err, errlen);
@@ -518,7 +532,7 @@ timing_job(struct slot *s, const char *dir, const char *nonce, json_t *extra,
 	struct geak_gpumember me = { 0, NULL };
 	json_t *req, *msg, *go;
 	const char *job_name = base_name(dir);
-	double t0 = geak_now(), t1;
+	double t1;
 	int paused = 0, mode = GEAK_GPU_SHARED;
 
 	if (!s->queue)
@@ -527,10 +541,7 @@ timing_job(struct slot *s, const char *dir, const char *nonce, json_t *extra,
 		return NULL;
 	me.pid = s->w.proc.pid;
 	trace(s, "%s: waiting for GPU %s (shared, to prepare)", job_name, s->gpu);
-	if (geak_gpuqueue_enter(s->queue, GEAK_GPU_SHARED, &me) < 0)
-		geak_warn("cannot lock GPU %s in %s: %s; running without the lock", s->gpu,
-		    lockdir, strerror(errno));
-	s->lock_wait += geak_now() - t0;
+	queue_enter(s, GEAK_GPU_SHARED, &me);
 	req = job_request("time", dir, nonce, extra);
 	json_object_set_new(req, "handshake", json_true());
 	msg = geak_worker_send(&s->w, req, err, errlen) < 0 ? NULL :
@@ -542,12 +553,7 @@ timing_job(struct slot *s, const char *dir, const char *nonce, json_t *extra,
 		trace(s, "%s: ready; waiting for GPU %s (alone)", job_name, s->gpu);
 		t1 = geak_now();
 		mode = GEAK_GPU_ALONE;
-		if ((paused = geak_gpuqueue_enter(s->queue, GEAK_GPU_ALONE, &me)) < 0) {
-			geak_warn("cannot lock GPU %s in %s: %s; running without the lock", s->gpu,
-			    lockdir, strerror(errno));
-			paused = 0;
-		}
-		s->lock_wait += geak_now() - t1;
+		paused = queue_enter(s, GEAK_GPU_ALONE, &me);
 		trace(s, "%s: timing after %.1f s waiting, %d correctness runs paused", job_name,
 		    geak_now() - t1, paused);
 		go = json_pack("{s:b}", "go", 1);
