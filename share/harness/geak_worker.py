@@ -266,7 +266,10 @@ def serve_one(req, sock, rfile, wfile):
                     break
                 _PAUSE["paused"] += time.monotonic() - waiting_since
                 waiting_since = None
-                os.write(go_w, b"g")
+                try:
+                    os.write(go_w, b"g")
+                except OSError:
+                    pass  # the job is gone; waitpid says how
             continue
         if _PAUSE["since"] is not None:
             time.sleep(0.02)  # paused: the clock stands still
