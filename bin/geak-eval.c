@@ -600,7 +600,7 @@ new_jobdir(const char *prefix)
  * not compared.  Its nonce goes into meta as "again"; a second run that
  * fails is left out. */
 static void
-second_run(struct slot *s, json_t *jobspec, const char *tmp, json_t *meta)
+second_run(struct slot *s, json_t *jobspec, const char *tmp, json_t *meta, json_t *extra)
 {
 	char *dir = geak_xasprintf("%s/again", tmp), nonce[33], err[256];
 	json_t *resp, *res;
@@ -611,7 +611,7 @@ second_run(struct slot *s, json_t *jobspec, const char *tmp, json_t *meta)
 	}
 	dump_json(jobspec, dir, "job.json");
 	nonce_hex(nonce);
-	resp = gpu_job(s, GEAK_GPU_SHARED, "run", dir, nonce, NULL, err, sizeof err);
+	resp = gpu_job(s, GEAK_GPU_SHARED, "run", dir, nonce, extra, err, sizeof err);
 	res = resp && !strcmp(resp_status(resp), "exit") ? load_json(dir, "result.json") : NULL;
 	if (res)
 		json_object_set_new(meta, "again", json_string(nonce));
@@ -620,14 +620,30 @@ second_run(struct slot *s, json_t *jobspec, const char *tmp, json_t *meta)
 	free(dir);
 }
 
+/* Every run of a result.json passed (and there was one). */
+static int
+all_runs_ok(json_t *result)
+{
+	json_t *runs = json_object_get(result, "runs"), *r;
+	size_t i;
+
+	if (!json_array_size(runs))
+		return 0;
+	json_array_foreach(runs, i, r)
+		if (!json_is_true(json_object_get(r, "ok")))
+			return 0;
+	return 1;
+}
+
 /* Run the reference once per task and device; its outputs stay in the
  * cache (or in this run's directory with --no-cache).  Returns the
  * directory and its nonce, or NULL with err set. */
 static char *
-reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], char *err, size_t errlen)
+reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], int *no_poison,
+	char *err, size_t errlen)
 {
 	char key[65], *dir, *tmp, *base;
-	json_t *meta, *jobspec, *resp;
+	json_t *meta, *jobspec, *resp, *plain = NULL;
 
 	/* The reference runs the task's own test, whatever the candidate's. */
 	jobspec = json_deep_copy(spec);
@@ -639,6 +655,7 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], char *err, 
 	meta = load_json(dir, "ref.json");
 	if (json_is_string(json_object_get(meta, "nonce"))) {
 		snprintf(nonce, 33, "%s", json_string_value(json_object_get(meta, "nonce")));
+		*no_poison = json_is_false(json_object_get(meta, "poison"));
 		json_decref(meta);
 		free(base);
 		return dir;
@@ -664,6 +681,19 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], char *err, 
 	dump_json(jobspec, tmp, "job.json");
 	resp = gpu_job(s, GEAK_GPU_SHARED, "run", tmp, nonce, NULL, err, errlen);
 	meta = resp ? load_json(tmp, "result.json") : NULL;
+	if (resp && !strcmp(resp_status(resp), "exit") && meta && !all_runs_ok(meta)) {
+		/* Some references use memory they never wrote (or read past
+		 * an input's end) as indices: on poisoned memory they fault
+		 * where plain memory happens to pass.  Once more without the
+		 * poison; the candidate then runs without it too. */
+		plain = json_pack("{s:b}", "poison", 0);
+		json_decref(resp);
+		json_decref(meta);
+		nonce_hex(nonce);
+		resp = gpu_job(s, GEAK_GPU_SHARED, "run", tmp, nonce, plain, err, errlen);
+		meta = resp ? load_json(tmp, "result.json") : NULL;
+		*no_poison = 1;
+	}
 	if (!resp || strcmp(resp_status(resp), "exit") || !meta) {
 		json_decref(meta);
 		if (resp) {
@@ -677,6 +707,7 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], char *err, 
 		}
 		json_decref(resp);
 		json_decref(jobspec);
+		json_decref(plain);
 		geak_rmtree(tmp);
 		free(tmp), free(dir);
 		return NULL;
@@ -684,7 +715,10 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], char *err, 
 	json_decref(resp);
 	json_decref(meta);
 	meta = json_pack("{s:s}", "nonce", nonce);
-	second_run(s, jobspec, tmp, meta);
+	if (plain)
+		json_object_set_new(meta, "poison", json_false());
+	second_run(s, jobspec, tmp, meta, plain);
+	json_decref(plain);
 	json_decref(jobspec);
 	dump_json(meta, tmp, "ref.json");
 	json_decref(meta);
@@ -933,7 +967,7 @@ add_spent(json_t *ev, json_t *spent)
  * performance inputs, beside other jobs, compiling what the timing needs)
  * or "time" (alone on the GPU).  0 when the next stage may follow. */
 static int
-perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *stage)
+perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *stage, int no_poison)
 {
 	int timing = !strcmp(stage, "time"), ok = -1;
 	char *dir = new_jobdir(timing ? "time-" : "check-");
@@ -947,6 +981,8 @@ perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *st
 	json_decref(jobspec);
 	nonce_hex(nonce);
 	extra = json_pack("{s:I, s:s}", "reps", (json_int_t)opt.reps, "stage", stage);
+	if (no_poison)
+		json_object_set_new(extra, "poison", json_false());
 	/* The check stage compiled what the timing runs; the timing holds the
 	 * GPU alone, so it gets no cold-compile allowance beyond the job's. */
 	if (timing)
@@ -986,9 +1022,10 @@ perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *st
 }
 
 static void
-perf(struct slot *s, json_t *ev, json_t *spec, json_t *rec)
+perf(struct slot *s, json_t *ev, json_t *spec, json_t *rec, int no_poison)
 {
-	if (perf_stage(s, ev, spec, rec, "check") == 0 && perf_stage(s, ev, spec, rec, "time") == 0 &&
+	if (perf_stage(s, ev, spec, rec, "check", no_poison) == 0 &&
+	    perf_stage(s, ev, spec, rec, "time", no_poison) == 0 &&
 	    !json_is_string(json_object_get(ev, "reason")))
 		json_object_set_new(ev, "stage", json_string("done"));
 }
@@ -1055,9 +1092,10 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 {
 	char ref_nonce[33], nonce[33];
 	char *refdir, *dir;
-	json_t *ev, *resp, *jobspec;
+	json_t *ev, *resp, *jobspec, *extra = NULL;
 	double t0 = geak_now(), w0;
 	json_t *findings;
+	int no_poison = 0;
 
 	s->lock_wait = 0;
 	s->oom_retries = 0;
@@ -1075,7 +1113,7 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 			return ev;
 		t0 = geak_now();
 	}
-	refdir = reference(s, spec, rec, ref_nonce, msg, msglen);
+	refdir = reference(s, spec, rec, ref_nonce, &no_poison, msg, msglen);
 	if (!refdir) {
 		json_decref(ev);
 		return NULL;
@@ -1088,7 +1126,12 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	dump_json(jobspec, dir, "job.json");
 	json_decref(jobspec);
 	nonce_hex(nonce);
-	resp = gpu_job(s, GEAK_GPU_SHARED, "run", dir, nonce, NULL, msg, msglen);
+	if (no_poison) {
+		add_note(ev, "no_poison");
+		extra = json_pack("{s:b}", "poison", 0);
+	}
+	resp = gpu_job(s, GEAK_GPU_SHARED, "run", dir, nonce, extra, msg, msglen);
+	json_decref(extra);
 	if (!resp) {
 		json_decref(ev);
 		free(refdir);
@@ -1122,7 +1165,7 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	else if (json_is_true(json_object_get(ev, "exec")) && s->gpu &&
 	    (json_is_string(json_object_get(spec, "perf")) ||
 	    !strcmp(json_string_value(json_object_get(spec, "suite")), "rocm")))
-		perf(s, ev, spec, rec);
+		perf(s, ev, spec, rec, no_poison);
 	json_object_set_new(json_object_get(ev, "phases"), "lock_wait", json_seconds(s->lock_wait));
 	if (s->oom_retries)
 		add_note(ev, "oom_retry");

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 11
+plan 14
 
 cat > ref.py <<'PY'
 import torch
@@ -81,6 +81,24 @@ check_same "it fails as runtime, noted oom_retry" "false runtime oom_retry" \
 		jq -r '.eval | "\(.call) \(.reason) \(.notes | map(select(. == "oom_retry")) | join(","))"')"
 check_same "its job ran twice, the second time on a drained GPU" "1 1" \
 	"$(grep -c 'cand-.*: out of GPU memory beside other jobs; again on a drained GPU' oom.err) $(grep -c 'cand-.*(drained)' oom.err)"
+
+# A reference that fails only on poisoned memory (as references that use
+# memory they never wrote as indices fault there): it runs again without
+# the poison, and so does the candidate, noted no_poison; a wrong
+# candidate still fails.
+sed 's/^    out = torch.empty_like(x)$/    probe = torch.empty(4, dtype=torch.int32)\n    if bool((probe == torch.iinfo(torch.int32).max).all()):\n        raise RuntimeError("an illegal memory access was encountered")\n    out = torch.empty_like(x)/' ref.py > fragile.py
+sed 's/\* s, mask/* s * 1.5, mask/' fragile.py > fragile_wrong.py
+check_same "the poison-fragile reference and its wrong twin are what they say" "1 1" \
+	"$(grep -c 'illegal memory access' fragile.py) $(grep -c 's \* 1.5' fragile_wrong.py)"
+for c in fragile fragile_wrong; do
+	jq -nc --rawfile r fragile.py --rawfile t test.py --rawfile c "$c.py" --arg m "$c" \
+		'{id: "plain/op", mutant: $m, code: $c, task: {suite: "plain", name: "op", entry: "scale", reference: $r, test: $t}}'
+done > fragile.jsonl
+geak-eval --cpu --no-cache --static off fragile.jsonl > fragile.out 2>fragile.err
+check_same "as its own candidate it passes without the poison, noted" "true true no_poison" \
+	"$(sed -n 1p fragile.out | jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "no_poison")) | join(","))"')"
+check_same "a wrong candidate of that task still fails" "false mismatch" \
+	"$(sed -n 2p fragile.out | jq -r '.eval | "\(.exec) \(.reason)"')"
 
 # Half-precision outputs are compared at no finer than two units in their
 # last place; float32 keeps the suite's tolerance.

@@ -13,6 +13,7 @@ geak-eval runs this in two processes: a check stage beside other jobs
 timing needs into the shared compile cache), then the timing alone on the
 device, which therefore spends its exclusive time timing, not compiling.
 """
+import contextlib
 import json
 import os
 import statistics
@@ -132,7 +133,14 @@ class Bench:
         return names
 
 
-def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent):
+def empty_poisoned(on):
+    """Memory from torch.empty poisoned, unless the task runs without the
+    poison (its reference fails on poisoned memory: geak-eval's
+    "no_poison" note); then guard zones hold zeros in every run."""
+    return guard.PoisonEmpty() if on else contextlib.nullcontext()
+
+
+def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent, poison=True):
     """Per input: the median of reps interleaved calls of each.  The
     outputs of the first two timed calls of each are kept and compared
     afterwards, so a candidate that behaves when checked and cuts corners
@@ -146,9 +154,9 @@ def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent):
         # The reference once on poisoned memory: what it leaves unwritten
         # is not compared.  The candidate never runs on poisoned memory
         # here, so it cannot tell timed calls from checked ones by that.
-        with guard.PoisonEmpty():
+        with empty_poisoned(poison):
             guard.reseed(seed)
-            poisoned = judge_portable(ref(clone(inp, poison=True)))
+            unwritten = judge_portable(ref(clone(inp, poison=poison)))
         for fn in (cand, ref):  # compile and autotune outside the timing
             guard.LAUNCHES.active = fn is cand
             before = guard.LAUNCHES.count
@@ -174,7 +182,7 @@ def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent):
                     seen[fn].append(out)
                 keep = (keep + [x, out])[-4:]
         spent["timed"] = spent.get("timed", 0.0) + time.monotonic() - t1
-        check_timed_outputs(i, seen[cand], seen[ref], poisoned, tol)
+        check_timed_outputs(i, seen[cand], seen[ref], unwritten, tol)
         del seen
         rows.append({"shape": i, "ms": statistics.median(ms_c), "ms_ref": statistics.median(ms_r)})
     return rows
@@ -272,7 +280,7 @@ def load_plain(spec, d):
     return cand, (lambda a: fc(*a)), (lambda a: fr(*a)), cases, perf
 
 
-def check_perf_outputs(spec, cand, ref, inputs, seed):
+def check_perf_outputs(spec, cand, ref, inputs, seed, poison=True):
     """One checked call per performance input: the outputs must agree here
     too (GEAK-eval's flow checks only these).  As in the correctness run,
     memory from torch.empty starts as NaN; elements where two runs of the
@@ -283,12 +291,12 @@ def check_perf_outputs(spec, cand, ref, inputs, seed):
     rtol, atol = tolerance(spec)
     for i, inp in enumerate(inputs):
         outs = []
-        with guard.PoisonEmpty():
+        with empty_poisoned(poison):
             for fn in (cand, ref, ref):
                 guard.reseed(seed)
                 outs.append(fn(clone(inp)))
         guard.reseed(seed)
-        outs.append(ref(clone(inp, poison=True)))
+        outs.append(ref(clone(inp, poison=poison)))
         torch.cuda.synchronize()
         a, b1, b2, b3 = ([judge_portable(o) for o in outs])
         mask = judge.union(judge.unstable(b1, b2, rtol, atol), judge.unstable(b1, b3, rtol, atol))
@@ -409,6 +417,7 @@ def main(d, nonce, progress, req, ready=None):
     result["spent"] = spent
     t0 = time.monotonic()
     reps = int(req.get("reps", 20))
+    poison = req.get("poison", True) is not False
     try:
         if spec["suite"] == "rocm":
             if ready and stage == "time":
@@ -423,7 +432,7 @@ def main(d, nonce, progress, req, ready=None):
         spent["setup"] = time.monotonic() - t0
         seed = spec.get("seeds", [42])[0]
         if stage != "time":
-            check_perf_outputs(spec, cand, ref, inputs, seed)
+            check_perf_outputs(spec, cand, ref, inputs, seed, poison)
         progress()
         launched = guard.LAUNCHES.count
         if launched == 0 and stage != "time":
@@ -434,7 +443,7 @@ def main(d, nonce, progress, req, ready=None):
         if ready:
             ready()
         rows = measure(bench, cand, ref, inputs, reps, max(1, int(req.get("warmup", 2))), seed,
-                       tolerance(spec), spent)
+                       tolerance(spec), spent, poison)
         launched = guard.LAUNCHES.count
         for row, inp in zip(rows, inputs):
             for key, fn in (("gbps", "get_gbps"), ("tflops", "get_tflops")):
