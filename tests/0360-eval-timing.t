@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 18
+plan 21
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], {}, d))' "$1"; }
 c=$top/tests/cheats
@@ -64,6 +64,13 @@ out=$(drive check past_wrong.py pastw-check past.py)
 check_same "check stage: a candidate wrong where the reference is defined still fails" mismatch \
 	"$(printf '%s' "$out" | field 'error["kind"]')"
 
+check_same "a perf script's inputs go to the device one at a time, as they are used" "3 10 [1]" \
+	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import timing
+moved = []
+d = timing.DeviceInputs([1, 2, 3], lambda x: moved.append(x) or 10 * x)
+first = next(iter(d))
+print(len(d), first, moved)')"
+
 check_same "a test part's imports go with the kernel module, its own module's left out" \
 	"import torch|from os import path|" \
 	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import run
@@ -82,7 +89,20 @@ if [ -r "$geak" ]; then
 	out=$(drive check bad.jsonl rocm-bad)
 	check_match "ROCm: a broken candidate kernel fails there (not the reference's again)" \
 		"test_performance failed for the candidate" "$(printf '%s' "$out" | field 'error["message"]')"
+	# A TritonBench task's perf script (its sizes cut for the
+	# interpreter): inputs made on the host, moved to the device one at a
+	# time, the script's bandwidth figures from the host copies.
+	geak-import --suite tbg --ids vector_addition_custom --as-candidate "$geak" |
+		jq -c '.task.perf |= sub("range\\(12, 28\\)"; "range(8, 10)")' > va.jsonl
+	out=$(drive check va.jsonl va-check)
+	check_same "TritonBench check stage: the reference as candidate passes" "None 2" \
+		"$(printf '%s' "$out" | field '(globals().get("error"), launches)' | tr -d "(),")"
+	out=$(drive time va.jsonl va-time)
+	check_same "TritonBench timing stage: both cases timed, with the script's GB/s" "None 2 True" \
+		"$(printf '%s' "$out" | field '(globals().get("error"), len(shapes), all(r.get("gbps", 0) > 0 for r in shapes))' | tr -d "(),")"
 else
+	skip "no benchmark archive $geak"
+	skip "no benchmark archive $geak"
 	skip "no benchmark archive $geak"
 	skip "no benchmark archive $geak"
 fi
