@@ -90,7 +90,7 @@ struct slot {
 	double lock_wait;         /* seconds waited for the GPU, this candidate */
 	const char *where;        /* the candidate's input line, for -v */
 	const char *id;           /* and its id, or "" */
-	int oom_retries;          /* jobs run again alone, this candidate */
+	int oom_retries;          /* jobs run again on a drained GPU, this candidate */
 };
 
 static struct opts opt = {
@@ -479,6 +479,25 @@ queue_enter(struct slot *s, int mode, struct geak_gpumember *me)
 	return paused;
 }
 
+static json_t *gpu_job(struct slot *s, int mode, const char *op, const char *dir,
+	const char *nonce, json_t *extra, char *err, size_t errlen);
+
+/* A job that ran out of memory (the harness's mark in dir) beside other
+ * jobs, running or paused (paused ones keep their memory): what they held
+ * may be what it lacked, so it runs once more on a drained GPU (in the
+ * CPU mode, just once more).  Otherwise resp as it is. */
+static json_t *
+again_if_short(struct slot *s, json_t *resp, const char *op, const char *dir,
+	const char *nonce, json_t *extra, char *err, size_t errlen)
+{
+	if (!resp || !ran_out_of_memory(dir))
+		return resp;
+	trace(s, "%s: out of GPU memory beside other jobs; again on a drained GPU", base_name(dir));
+	s->oom_retries++;
+	json_decref(resp);
+	return gpu_job(s, GEAK_GPU_DRAINED, op, dir, nonce, extra, err, errlen);
+}
+
 /* A job that uses the GPU, through its queue (lib/gpulock.h): shared for
  * correctness runs, alone for timing (pausing the correctness runs in
  * flight), or alone on a drained GPU.  Without a GPU, just the job. */
@@ -507,15 +526,8 @@ gpu_job(struct slot *s, int mode, const char *op, const char *dir, const char *n
 		geak_gpuqueue_leave(s->queue, mode, &me);
 	trace(s, "%s: %s after %.1f s", job_name, resp ? resp_status(resp) : "failed",
 	    geak_now() - t1);
-	if (resp && (mode == GEAK_GPU_SHARED || paused) && ran_out_of_memory(dir)) {
-		/* The memory the other jobs held (paused ones keep theirs)
-		 * may be what it lacked: once more, on a drained GPU (in the
-		 * CPU mode, just once more). */
-		trace(s, "%s: out of GPU memory beside other jobs; again on a drained GPU", job_name);
-		s->oom_retries++;
-		json_decref(resp);
-		return gpu_job(s, GEAK_GPU_DRAINED, op, dir, nonce, extra, err, errlen);
-	}
+	if (mode == GEAK_GPU_SHARED || paused)
+		return again_if_short(s, resp, op, dir, nonce, extra, err, errlen);
 	return resp;
 }
 
@@ -565,13 +577,7 @@ timing_job(struct slot *s, const char *dir, const char *nonce, json_t *extra,
 	if (!msg)
 		s->up = 0;
 	trace(s, "%s: %s", job_name, msg ? resp_status(msg) : "failed");
-	if (msg && paused && ran_out_of_memory(dir)) {
-		trace(s, "%s: out of GPU memory beside paused runs; again on a drained GPU", job_name);
-		s->oom_retries++;
-		json_decref(msg);
-		return gpu_job(s, GEAK_GPU_DRAINED, "time", dir, nonce, extra, err, errlen);
-	}
-	return msg;
+	return paused ? again_if_short(s, msg, "time", dir, nonce, extra, err, errlen) : msg;
 }
 
 static const char *

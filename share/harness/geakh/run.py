@@ -38,7 +38,7 @@ def classify(exc):
 
 
 # Left in the job's directory when the code ran out of GPU memory: run
-# beside other jobs, geak-eval then runs the job again alone on the GPU,
+# beside other jobs, geak-eval then runs the job again on a drained GPU,
 # since the memory the others held may be what it lacked.
 OOM_MARK = "oom"
 
