@@ -39,9 +39,10 @@ void geak_gpulock_share(struct geak_gpulock *l);
  * Timing runs that queue meanwhile run back to back, before new
  * correctness runs.
  *
- * GEAK_GPU_DRAINED is the old way, for a timing run that ran out of
- * memory beside paused jobs (they keep their memory): it waits until no
- * correctness run is in flight, and none starts meanwhile.
+ * GEAK_GPU_DRAINED is the old way, for a job that ran out of memory
+ * beside other jobs, running or paused (paused ones keep their memory):
+ * it waits until no correctness run is in flight, and none starts
+ * meanwhile.
  *
  * Correctness runs in other processes (xargs -P) are not paused: a timing
  * run waits for their shared locks to go, as before. */
