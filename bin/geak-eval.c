@@ -365,13 +365,22 @@ store_hello(struct slot *s)
 	free(path), free(dir), free(tmp);
 }
 
+/* The cores shared out among the slots, at least one each. */
+static int
+cpu_threads(void)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return ncpu > opt.jobs ? (int)(ncpu / opt.jobs) : 1;
+}
+
 static int
 slot_up(struct slot *s, char *err, size_t errlen)
 {
 	struct geak_worker_opts o = {
 		.python = opt.python, .script = opt.harness, .gpu = s->gpu, .vendor = opt.vendor,
 		.home = s->home, .write_dirs = s->write_dirs, .start_timeout_s = 300,
-		.triton_cache = triton_cache,
+		.triton_cache = triton_cache, .cpu_threads = cpu_threads(),
 	};
 
 	/* Some GPU runtimes do not start inside a network namespace or under

@@ -16,7 +16,7 @@ static const char *const env_allow[] = {
 	"PATH", "LANG", "LC_*", "LD_LIBRARY_PATH", "PYTHONPATH", "CUDA_HOME",
 	"CUDA_PATH", "ROCM_PATH", "HIP_PATH", "HSA_*", "NCCL_NVLS_ENABLE",
 	"TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS", "TZ",
-	"CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY", NULL,
+	"CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY", "OMP_NUM_THREADS", NULL,
 };
 
 static void
@@ -115,6 +115,11 @@ worker_env(const struct geak_worker_opts *o)
 	 * it at a directory the worker may write. */
 	if (!getenv("CUDA_MPS_PIPE_DIRECTORY"))
 		set[n++] = geak_xasprintf("CUDA_MPS_PIPE_DIRECTORY=%s/mps", o->home);
+	/* torch sizes its CPU thread pool to every core; sixteen workers
+	 * each making perf inputs with sixteen threads on sixteen cores spent
+	 * more time switching than computing. */
+	if (o->cpu_threads > 0 && !getenv("OMP_NUM_THREADS"))
+		set[n++] = geak_xasprintf("OMP_NUM_THREADS=%d", o->cpu_threads);
 	set[n++] = geak_xstrdup("PYTHONDONTWRITEBYTECODE=1");
 	set[n++] = geak_xstrdup("PYTHONUNBUFFERED=1");
 	/* One mask per vendor: HIP applies CUDA_VISIBLE_DEVICES and

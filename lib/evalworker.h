@@ -20,6 +20,7 @@ struct geak_worker_opts {
 	const char *triton_cache;      /* root of the per-code Triton caches, or NULL */
 	const char *const *write_dirs; /* Landlock: where the worker may write */
 	double start_timeout_s;        /* for the greeting (imports) */
+	int cpu_threads;               /* OMP_NUM_THREADS when the user set none; 0: leave it */
 	int sandbox;                   /* GEAK_SB_* layers to ask for */
 };
 

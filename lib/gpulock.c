@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -106,6 +107,7 @@ geak_gpuqueue_init(struct geak_gpuqueue *q, const char *dir, const char *gpu)
 	q->dir = dir;
 	q->gpu = gpu;
 	q->lock.gate = q->lock.dev = -1;
+	q->drain_hold_s = 30;
 }
 
 static void
@@ -145,7 +147,7 @@ enter_shared(struct geak_gpuqueue *q, struct geak_gpumember *m)
 	int rc = 0;
 
 	for (;;) {
-		while (q->exclusive || q->alone_waiting || q->drain_waiting || q->busy)
+		while (q->exclusive || q->alone_waiting || q->drain_holding || q->busy)
 			pthread_cond_wait(&q->cv, &q->mu);
 		if (q->held || !q->gpu)
 			break;
@@ -160,6 +162,31 @@ enter_shared(struct geak_gpuqueue *q, struct geak_gpumember *m)
 	m->next = q->members;
 	q->members = m;
 	return rc;
+}
+
+static void
+wait_drained(struct geak_gpuqueue *q)
+{
+	struct timespec until;
+	int holding = 1;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)q->drain_hold_s;
+	until.tv_nsec += (long)((q->drain_hold_s - (double)(time_t)q->drain_hold_s) * 1e9);
+	if (until.tv_nsec >= 1000000000L)
+		until.tv_sec++, until.tv_nsec -= 1000000000L;
+	q->drain_holding++;
+	while (q->exclusive || q->busy || q->shared) {
+		if (!holding) {
+			pthread_cond_wait(&q->cv, &q->mu);
+		} else if (pthread_cond_timedwait(&q->cv, &q->mu, &until) == ETIMEDOUT) {
+			holding = 0;
+			q->drain_holding--;
+			pthread_cond_broadcast(&q->cv);
+		}
+	}
+	if (holding)
+		q->drain_holding--;
 }
 
 static int
@@ -178,10 +205,7 @@ enter_exclusive(struct geak_gpuqueue *q, int mode)
 		}
 		paused = q->paused ? q->shared : 0;
 	} else {
-		q->drain_waiting++;
-		while (q->exclusive || q->busy || q->shared)
-			pthread_cond_wait(&q->cv, &q->mu);
-		q->drain_waiting--;
+		wait_drained(q);
 	}
 	q->exclusive = 1;
 	q->busy = 1;

@@ -41,8 +41,11 @@ void geak_gpulock_share(struct geak_gpulock *l);
  *
  * GEAK_GPU_DRAINED is the old way, for a job that ran out of memory
  * beside other jobs, running or paused (paused ones keep their memory):
- * it waits until no correctness run is in flight, and none starts
- * meanwhile.
+ * it waits until no correctness run is in flight.  For drain_hold_s it
+ * holds new ones back; after that they start again and the job runs the
+ * next time the GPU is idle, at the latest when the input runs out.
+ * Holding them back without end let one hung run of six minutes stop
+ * every slot.
  *
  * Correctness runs in other processes (xargs -P) are not paused: a timing
  * run waits for their shared locks to go, as before. */
@@ -61,7 +64,9 @@ struct geak_gpuqueue {
 	int held;                       /* 0, 1 shared or 2 exclusive */
 	int busy;                       /* a thread is changing the lock */
 	int shared, exclusive;          /* runs admitted */
-	int alone_waiting, drain_waiting;
+	int alone_waiting;
+	int drain_holding;              /* drained runs holding back new runs */
+	double drain_hold_s;            /* for how long at most (default 30) */
 	int paused;                     /* the members are paused */
 	struct geak_gpumember *members; /* correctness runs in flight */
 };

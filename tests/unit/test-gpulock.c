@@ -59,7 +59,20 @@ struct job {
 	int mode, start_ms, hold_ms;
 	const char *name;
 	int paused;                /* what enter returned */
+	int waited_ms;             /* in enter */
 };
+
+/* The queue's drain_hold_s for the next run_all; 0: the default. */
+static double hold_s;
+
+static int
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int)(ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
 
 static void *
 run_job(void *arg)
@@ -67,8 +80,12 @@ run_job(void *arg)
 	struct job *j = arg;
 	struct geak_gpumember me = { getpid(), NULL };
 
+	int asked;
+
 	nap(j->start_ms);
+	asked = now_ms();
 	j->paused = geak_gpuqueue_enter(&queue, j->mode, &me);
+	j->waited_ms = now_ms() - asked;
 	pthread_mutex_lock(&log_mu);
 	if (j->mode != GEAK_GPU_SHARED && in_exclusive)
 		overlap = 1;
@@ -90,6 +107,8 @@ run_all(struct job *jobs, int n, const char *dir)
 	pthread_t t[8];
 
 	geak_gpuqueue_init(&queue, dir, dir ? "0" : NULL);
+	if (hold_s > 0)
+		queue.drain_hold_s = hold_s;
 	event_log[0] = '\0';
 	in_exclusive = overlap = 0;
 	pauses = resumes = 0;
@@ -106,8 +125,8 @@ static void
 test_pauses_shared(void **state)
 {
 	struct job jobs[] = {
-		{ GEAK_GPU_SHARED, 0, 1500, "a", 0 }, { GEAK_GPU_SHARED, 0, 1500, "b", 0 },
-		{ GEAK_GPU_ALONE, 400, 100, "T", 0 },
+		{ GEAK_GPU_SHARED, 0, 1500, "a", 0, 0 }, { GEAK_GPU_SHARED, 0, 1500, "b", 0, 0 },
+		{ GEAK_GPU_ALONE, 400, 100, "T", 0, 0 },
 	};
 
 	(void)state;
@@ -125,8 +144,8 @@ static void
 test_round(void **state)
 {
 	struct job jobs[] = {
-		{ GEAK_GPU_SHARED, 0, 2500, "a", 0 }, { GEAK_GPU_ALONE, 300, 1000, "T", 0 },
-		{ GEAK_GPU_SHARED, 600, 50, "b", 0 }, { GEAK_GPU_ALONE, 900, 100, "U", 0 },
+		{ GEAK_GPU_SHARED, 0, 2500, "a", 0, 0 }, { GEAK_GPU_ALONE, 300, 1000, "T", 0, 0 },
+		{ GEAK_GPU_SHARED, 600, 50, "b", 0, 0 }, { GEAK_GPU_ALONE, 900, 100, "U", 0, 0 },
 	};
 
 	(void)state;
@@ -146,14 +165,37 @@ static void
 test_drained(void **state)
 {
 	struct job jobs[] = {
-		{ GEAK_GPU_SHARED, 0, 1000, "a", 0 }, { GEAK_GPU_DRAINED, 300, 100, "D", 0 },
-		{ GEAK_GPU_SHARED, 600, 50, "b", 0 },
+		{ GEAK_GPU_SHARED, 0, 1000, "a", 0, 0 }, { GEAK_GPU_DRAINED, 300, 100, "D", 0, 0 },
+		{ GEAK_GPU_SHARED, 600, 50, "b", 0, 0 },
 	};
 
 	(void)state;
 	run_all(jobs, 3, NULL);
 	assert_string_equal(event_log, "a-D_b-.");
 	assert_int_equal(jobs[1].paused, 0);
+	assert_int_equal(pauses, 0);
+}
+
+/* A drained run holds new correctness runs back for drain_hold_s only:
+ * one long run in flight must not stop every slot.  It then runs when
+ * the GPU is next idle. */
+static void
+test_drain_hold(void **state)
+{
+	struct job jobs[] = {
+		{ GEAK_GPU_SHARED, 0, 1500, "a", 0, 0 }, { GEAK_GPU_DRAINED, 200, 100, "D", 0, 0 },
+		{ GEAK_GPU_SHARED, 300, 100, "b", 0, 0 },
+	};
+
+	(void)state;
+	hold_s = 0.5;
+	run_all(jobs, 3, NULL);
+	hold_s = 0;
+	assert_string_equal(event_log, "ab--D_.");
+	/* b was held back until the hold ran out (at 700 ms), not until a
+	 * ended (1500 ms). */
+	assert_in_range(jobs[2].waited_ms, 300, 1000);
+	assert_in_range(jobs[1].waited_ms, 1100, 2000);
 	assert_int_equal(pauses, 0);
 }
 
@@ -234,6 +276,7 @@ main(void)
 		cmocka_unit_test(test_pauses_shared),
 		cmocka_unit_test(test_round),
 		cmocka_unit_test(test_drained),
+		cmocka_unit_test(test_drain_hold),
 		cmocka_unit_test(test_cross_process),
 		cmocka_unit_test(test_leave_while_paused),
 	};
