@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 14
+plan 15
 
 cat > ref.py <<'PY'
 import torch
@@ -99,6 +99,16 @@ check_same "as its own candidate it passes without the poison, noted" "true true
 	"$(sed -n 1p fragile.out | jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "no_poison")) | join(","))"')"
 check_same "a wrong candidate of that task still fails" "false mismatch" \
 	"$(sed -n 2p fragile.out | jq -r '.eval | "\(.exec) \(.reason)"')"
+
+# The other half of the poison: NaN left in the allocator's free blocks
+# before each call.  A task run without the poison gets none of it either
+# (on an H200, six TritonBench references kept faulting through it).
+sed 's/^    out = torch.empty_like(x)$/    probe = torch.empty(256)\n    if bool(torch.isnan(probe).all()):\n        raise RuntimeError("an illegal memory access was encountered")\n    out = torch.empty_like(x)/' ref.py > nanfrag.py
+jq -nc --rawfile r nanfrag.py --rawfile t test.py --rawfile c nanfrag.py \
+	'{id: "plain/op", code: $c, task: {suite: "plain", name: "op", entry: "scale", reference: $r, test: $t}}' > nanfrag.jsonl
+geak-eval --cpu --no-cache --static off nanfrag.jsonl > nanfrag.out 2>nanfrag.err
+check_same "a reference that faults on the allocator's poison passes without it, noted" "true true no_poison" \
+	"$(jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "no_poison")) | join(","))"' nanfrag.out)"
 
 # Half-precision outputs are compared at no finer than two units in their
 # last place; float32 keeps the suite's tolerance.

@@ -149,7 +149,7 @@ def child(req, status_w, go_r):
                 cpu.install(poison=poison)
             elif poison:
                 guard.PoisonEmpty().__enter__()
-            run.main(d, req["nonce"], progress)
+            run.main(d, req["nonce"], progress, poison)
         elif op == "judge":
             progress()
             judge.main(req, d)
