@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 15
+plan 16
 
 cat > ref.py <<'PY'
 import torch
@@ -109,6 +109,16 @@ jq -nc --rawfile r nanfrag.py --rawfile t test.py --rawfile c nanfrag.py \
 geak-eval --cpu --no-cache --static off nanfrag.jsonl > nanfrag.out 2>nanfrag.err
 check_same "a reference that faults on the allocator's poison passes without it, noted" "true true no_poison" \
 	"$(jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "no_poison")) | join(","))"' nanfrag.out)"
+
+# Each worker gets its share of the cores for torch's thread pool, unless
+# the user chose a number.
+{ cat ref.py; printf 'import os\nprint("threads=%%s" %% os.environ.get("OMP_NUM_THREADS"))\n'; } > threads.py
+jq -nc --rawfile r ref.py --rawfile t test.py --rawfile c threads.py \
+	'{id: "plain/op", code: $c, task: {suite: "plain", name: "op", entry: "scale", reference: $r, test: $t}}' > threads.jsonl
+share=$(( $(getconf _NPROCESSORS_ONLN) / 2 )); [ "$share" -ge 1 ] || share=1
+a=$(geak-eval --cpu -j 2 --no-cache --static off threads.jsonl 2>/dev/null | jq -r '.eval.stdout_tail')
+b=$(OMP_NUM_THREADS=7 geak-eval --cpu -j 2 --no-cache --static off threads.jsonl 2>/dev/null | jq -r '.eval.stdout_tail')
+check_same "OMP_NUM_THREADS: the cores shared out among 2 slots, or the user's" "threads=$share threads=7" "$a $b"
 
 # Half-precision outputs are compared at no finer than two units in their
 # last place; float32 keeps the suite's tolerance.
