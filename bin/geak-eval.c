@@ -871,8 +871,19 @@ judge(struct slot *s, json_t *ev, const char *refdir, const char *ref_nonce,
 	resp = job(s, "judge", jdir, nonce, extra, err, sizeof err);
 	json_decref(extra);
 	v = resp ? load_json(jdir, "verdict.json") : NULL;
+	if (!v && resp) {
+		/* Say why, or the failure cannot be looked into afterwards: the
+		 * judge's directory goes. */
+		json_t *tail = file_tail(jdir, "stderr.txt");
+		const char *t = json_string_value(tail);
+		size_t tl = t ? strlen(t) : 0;
+
+		snprintf(err, sizeof err, "the judge wrote no verdict (%s)%s%s", resp_status(resp),
+		    tl ? ": " : "", tl ? t + (tl > 600 ? tl - 600 : 0) : "");
+		json_decref(tail);
+	}
 	if (!v)
-		fail(ev, "call", "harness", resp ? "the judge wrote no verdict" : err);
+		fail(ev, "call", "harness", err);
 	else
 		copy_verdict(ev, v);
 	json_decref(v);

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 16
+plan 17
 
 cat > ref.py <<'PY'
 import torch
@@ -119,6 +119,15 @@ share=$(( $(getconf _NPROCESSORS_ONLN) / 2 )); [ "$share" -ge 1 ] || share=1
 a=$(geak-eval --cpu -j 2 --no-cache --static off threads.jsonl 2>/dev/null | jq -r '.eval.stdout_tail')
 b=$(OMP_NUM_THREADS=7 geak-eval --cpu -j 2 --no-cache --static off threads.jsonl 2>/dev/null | jq -r '.eval.stdout_tail')
 check_same "OMP_NUM_THREADS: the cores shared out among 2 slots, or the user's" "threads=$share threads=7" "$a $b"
+
+# A judge that writes no verdict: the error says how it ended and what it
+# printed, as its directory goes.
+cp -R "$top/share/harness" badharness
+printf '\n\ndef main(req, workdir):\n    raise RuntimeError("judge broke on purpose")\n' >> badharness/geakh/judge.py
+sed -n 1p fragile.jsonl > one.jsonl
+geak-eval --cpu --no-cache --static off --harness "$PWD/badharness" one.jsonl > badjudge.out 2>badjudge.err
+check_same "the judge's failure names its end and its stderr" "true" \
+	"$(jq -r '.error.message | startswith("the judge wrote no verdict (exit): ") and contains("judge broke on purpose")' badjudge.out)"
 
 # Half-precision outputs are compared at no finer than two units in their
 # last place; float32 keeps the suite's tolerance.
