@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 21
+plan 23
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], {}, d))' "$1"; }
 c=$top/tests/cheats
@@ -63,6 +63,15 @@ check_same "timing stage: nor there" "None 2" \
 out=$(drive check past_wrong.py pastw-check past.py)
 check_same "check stage: a candidate wrong where the reference is defined still fails" mismatch \
 	"$(printf '%s' "$out" | field 'error["kind"]')"
+
+# An autotuner keyed on nothing that changes between inputs would keep
+# the configuration found on the first: each side tunes afresh on each.
+sed -e 's/^@triton.jit/@triton.autotune(configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=2)], key=[])\n@triton.jit/' \
+	"$c/add_reference.py" > tuned.py
+check_same "the autotuned reference is what it says" 1 "$(grep -c 'key=\[\]' tuned.py)"
+out=$(drive time tuned.py tuned-time tuned.py)
+check_same "timing stage: each side tunes once per performance input" "None 2 2 2" \
+	"$(printf '%s' "$out" | field '(globals().get("error"), len(shapes), autotune_searches["candidate"], autotune_searches["reference"])' | tr -d "(),")"
 
 check_same "a perf script's inputs go to the device one at a time, as they are used" "3 10 [1]" \
 	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import timing
