@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 23
+plan 25
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], {}, d))' "$1"; }
 c=$top/tests/cheats
@@ -63,6 +63,21 @@ check_same "timing stage: nor there" "None 2" \
 out=$(drive check past_wrong.py pastw-check past.py)
 check_same "check stage: a candidate wrong where the reference is defined still fails" mismatch \
 	"$(printf '%s' "$out" | field 'error["kind"]')"
+
+# A reference whose first call in a process differs, as racing writes
+# decided by a cold start do: the reference's calls disagree there, and
+# the candidate, never the first caller, is not held to either.
+{ sed -e 's/^    return out$/    return first_call(out)/' "$c/add_reference.py"
+  printf '%s\n' '' '' 'def first_call(out):' \
+	'    import os' \
+	'    if not os.environ.get("GEAK_TEST_WARM"):' \
+	'        os.environ["GEAK_TEST_WARM"] = "1"' \
+	'        out[0] += 1' \
+	'    return out'; } > cold.py
+check_same "the cold-start reference is what it says" 1 "$(grep -c 'return first_call(out)' cold.py)"
+out=$(drive check cold.py cold-check cold.py)
+check_same "check stage: the same code as candidate is not a mismatch" "None 2" \
+	"$(printf '%s' "$out" | field '(globals().get("error"), launches)' | tr -d "(),")"
 
 # An autotuner keyed on nothing that changes between inputs would keep
 # the configuration found on the first: each side tunes afresh on each.
