@@ -58,9 +58,10 @@ def compare(a, b, rtol, atol, path=()):
                 n = int((a != b).sum())
                 raise Mismatch(f"{_where(path)}: {n} of {a.numel()} elements differ")
             return
+        if torch.equal(a, b):
+            return
         rtol, atol = dtype_tolerance(a.dtype, rtol, atol)
-        af, bf = a.to(torch.complex128 if a.is_complex() else torch.float64), \
-            b.to(torch.complex128 if b.is_complex() else torch.float64)
+        af, bf = _wide(a), _wide(b)
         close = torch.isclose(af, bf, rtol=rtol, atol=atol, equal_nan=True)
         if not bool(close.all()):
             bad = ~close
@@ -101,13 +102,31 @@ def compare(a, b, rtol, atol, path=()):
         raise Mismatch(f"{_where(path)}: {a!r}, expected {b!r}")
 
 
+def _wide(t):
+    """t in a type wide enough to compare it: float32 for every float of
+    32 bits or fewer (exact for the narrower ones; a rounding of 1e-7 in
+    |a - b| is nothing against tolerances of 1e-3), float64 and complex
+    as they are.  Widening everything to float64 made the judge of an
+    attention kernel's outputs run past its time limit on a busy host."""
+    if t.dtype in (torch.float64, torch.complex128, torch.complex64):
+        return t
+    return t.float()
+
+
 def _kind(x):
     if isinstance(x, dict) and "__opaque__" in x:
         return f"an object of class {x['__opaque__']}"
     return f"a {type(x).__name__}"
 
 
+# Elements of an output that the precision check looks at, spread
+# evenly over it: a downgraded output holds only 16-bit values everywhere.
+DOWNGRADE_SAMPLE = 1 << 16
+
+
 def _fp_exact_fraction(t, dtype):
+    t = t.reshape(-1)
+    t = t[::max(1, t.numel() // DOWNGRADE_SAMPLE)]
     t = t[torch.isfinite(t)]
     if t.numel() == 0:
         return 1.0
@@ -144,9 +163,9 @@ def unstable(a, b, rtol, atol):
             return None
         if a.is_floating_point() or a.is_complex():
             rtol, atol = dtype_tolerance(a.dtype, rtol, atol)
-            ok = torch.isclose(a.to(torch.float64) if a.is_floating_point() else a,
-                               b.to(torch.float64) if b.is_floating_point() else b,
-                               rtol=rtol, atol=atol, equal_nan=True)
+            if torch.equal(a, b):
+                return None
+            ok = torch.isclose(_wide(a), _wide(b), rtol=rtol, atol=atol, equal_nan=True)
         else:
             ok = a == b
         return None if bool(ok.all()) else ~ok
