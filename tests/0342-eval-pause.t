@@ -11,7 +11,7 @@
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 [ -r /proc/self/task/$$/children ] || skip_all "no /proc/PID/task/TID/children"
 plan 8
-field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], {}, d))' "$1"; }
+field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], d))' "$1"; }
 
 out=$("$GEAK_PYTHON" "$top/tests/harness/pause_worker.py" "$scratch/job" 8 2>err.txt | tail -n 1)
 check_same "the job's process is stopped while paused" "1 ['T']" \

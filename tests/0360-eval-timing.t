@@ -8,9 +8,9 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 25
+plan 27
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
-field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], {}, d))' "$1"; }
+field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], d))' "$1"; }
 c=$top/tests/cheats
 
 out=$(drive check "$c/honest.py" honest-check)
@@ -124,7 +124,22 @@ if [ -r "$geak" ]; then
 	out=$(drive time va.jsonl va-time)
 	check_same "TritonBench timing stage: both cases timed, with the script's GB/s" "None 2 True" \
 		"$(printf '%s' "$out" | field '(globals().get("error"), len(shapes), all(r.get("gbps", 0) > 0 for r in shapes))' | tr -d "(),")"
+	# Both sides run the script's call_op, each with its own module's
+	# functions: a call_op_ref that does other work (chunk_retention) or
+	# a second call_op that calls the reference (apply_penalty) leaves
+	# the candidate's own call unchanged and the reference doing the same.
+	jq -c '.task.perf |= sub("return custom_add_ref\\(input_tensor\\[0\\], input_tensor\\[1\\]\\)";
+		"return custom_add_ref(input_tensor[0], input_tensor[0])")' va.jsonl > va-other.jsonl
+	jq -c '.task.perf |= sub("    def get_gbps"; "    def call_op(self, input_tensor):\n        return custom_add_ref(input_tensor[0], input_tensor[1])\n\n    def get_gbps")' \
+		va.jsonl > va-swapped.jsonl
+	check_same "the altered perf scripts are what they say" "1 2" \
+		"$(jq -r .task.perf va-other.jsonl | grep -c 'input_tensor\[0\], input_tensor\[0\]') $(jq -r .task.perf va-swapped.jsonl | grep -c 'def call_op(')"
+	check_same "TritonBench check stage: a call_op_ref that does other work, or a call_op that calls the reference, changes nothing" \
+		"None 2 None 2" \
+		"$(for f in va-other va-swapped; do drive check $f.jsonl $f-check | field '((globals().get("error") or {}).get("kind"), globals().get("launches"))'; done | tr -d "()," | paste -sd ' ')"
 else
+	skip "no benchmark archive $geak"
+	skip "no benchmark archive $geak"
 	skip "no benchmark archive $geak"
 	skip "no benchmark archive $geak"
 	skip "no benchmark archive $geak"
