@@ -159,12 +159,10 @@ def unstable(a, b, rtol, atol):
     """Where two runs of the reference on the same seed disagree: a
     structure of boolean masks (None where they agree), or None."""
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        if a.shape != b.shape or a.dtype != b.dtype or a.numel() == 0:
+        if a.shape != b.shape or a.dtype != b.dtype or a.numel() == 0 or torch.equal(a, b):
             return None
         if a.is_floating_point() or a.is_complex():
             rtol, atol = dtype_tolerance(a.dtype, rtol, atol)
-            if torch.equal(a, b):
-                return None
             ok = torch.isclose(_wide(a), _wide(b), rtol=rtol, atol=atol, equal_nan=True)
         else:
             ok = a == b

@@ -338,8 +338,8 @@ def both_sides(call_op, script, cand_mod, ref_mod):
         for attr, v in vars(mod).items():
             if callable(v) and not isinstance(v, types.ModuleType):
                 home.setdefault(id(v), attr)
-    names = {k: home[id(v)] for k, v in script.items()
-             if id(v) in home and callable(v) and not isinstance(v, types.ModuleType)}
+    # Both modules are alive, so an id found in home is that very object.
+    names = {k: home[id(v)] for k, v in script.items() if id(v) in home}
     sides = []
     for mod in (cand_mod, ref_mod):
         binding = {k: getattr(mod, a) for k, a in names.items() if hasattr(mod, a)}
