@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 27
+plan 30
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], d))' "$1"; }
 c=$top/tests/cheats
@@ -95,6 +95,11 @@ d = timing.DeviceInputs([1, 2, 3], lambda x: moved.append(x) or 10 * x)
 first = next(iter(d))
 print(len(d), first, moved)')"
 
+check_same "a slow host return in one call keeps event times; wall times well above them throughout win" \
+	"[1.0, 1.0, 1.0] [3.0, 3.0, 3.0]" \
+	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import timing
+print(timing.series_ms([(1.0, 1.2), (1.0, 9.0), (1.0, 1.1)]), timing.series_ms([(1.0, 3.0)] * 3))')"
+
 check_same "a test part's imports go with the kernel module, its own module's left out" \
 	"import torch|from os import path|" \
 	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import run
@@ -113,6 +118,17 @@ if [ -r "$geak" ]; then
 	out=$(drive check bad.jsonl rocm-bad)
 	check_match "ROCm: a broken candidate kernel fails there (not the reference's again)" \
 		"test_performance failed for the candidate" "$(printf '%s' "$out" | field 'error["message"]')"
+	# Timed: the candidate's file keeps each case's op and the
+	# reference's times its own against it, call by call (two rounds); an
+	# op that fails when called from outside its own test is timed alone.
+	jq -c '.task.test |= (gsub("1048576"; "4096") | gsub("98432"; "3000"))' add.jsonl > add-small.jsonl
+	out=$(drive time add-small.jsonl rocm-time)
+	check_same "ROCm timing stage: each case timed against the reference's, in both rounds" "None 4 8" \
+		"$(printf '%s' "$out" | field '(globals().get("error"), len(shapes), paired)' | tr -d "(),")"
+	jq -c --rawfile w "$top/tests/harness/rocm_own_test_only.py" '.code += "\n\n" + $w' add-small.jsonl > add-own.jsonl
+	out=$(drive time add-own.jsonl rocm-own)
+	check_same "ROCm timing stage: a kept op that fails when called again is timed on its own" "None 4 0" \
+		"$(printf '%s' "$out" | field '(globals().get("error"), len(shapes), paired)' | tr -d "(),")"
 	# A TritonBench task's perf script (its sizes cut for the
 	# interpreter): inputs made on the host, moved to the device one at a
 	# time, the script's bandwidth figures from the host copies.
@@ -138,6 +154,8 @@ if [ -r "$geak" ]; then
 		"None 2 None 2" \
 		"$(for f in va-other va-swapped; do drive check $f.jsonl $f-check | field '((globals().get("error") or {}).get("kind"), globals().get("launches"))'; done | tr -d "()," | paste -sd ' ')"
 else
+	skip "no benchmark archive $geak"
+	skip "no benchmark archive $geak"
 	skip "no benchmark archive $geak"
 	skip "no benchmark archive $geak"
 	skip "no benchmark archive $geak"

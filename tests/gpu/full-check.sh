@@ -4,7 +4,7 @@
 # geak-import works (the GPU machine may lack libarchive); carry bin and
 # the data directory there.
 #
-#   tests/gpu/full-check.sh [-j N] [-g GPUS] [-r CACHE.tgz] DATA_DIR OUT_DIR STEP[:SECONDS]...
+#   tests/gpu/full-check.sh [-j N] [-g GPUS] [-r CACHE.tgz] [-s SET] DATA_DIR OUT_DIR STEP[:SECONDS]...
 #
 # Steps (each stopped after SECONDS, default 400; geak-eval -u writes
 # every result as it finishes, so a step cut short keeps what it did):
@@ -14,15 +14,16 @@
 #           each runtime defence decides (the static checks are tested
 #           on the CPU)
 #   smoke   the smoke sets of both suites; fresh cache
-#   all     every reference of both suites as a candidate, with the cache
+#   all     every reference of both suites as a candidate (or, with -s,
+#           the records of DATA_DIR/SET.jsonl, here and below), with the cache
 #           in out/cache (kept on the machine between calls), so the step
 #           run again resumes where the last one stopped
-#   correct all.jsonl for correctness only (--no-perf), cache in out/cache
+#   correct the set for correctness only (--no-perf), cache in out/cache
 #   recheck recheck.jsonl for correctness only; fresh cache
-#   rewarm  all.jsonl again with the evaluation cache missed on purpose
+#   rewarm  the set again with the evaluation cache missed on purpose
 #           (another --speedup-limit) but reference outputs and compiled
 #           kernels cached: the rate for new candidates of known tasks
-#   cached  all.jsonl again, every result from the evaluation cache
+#   cached  the set again, every result from the evaluation cache
 #   NAME    any other name: DATA_DIR/NAME.jsonl as all (timed, out/cache)
 #   save    the evaluation cache as OUT_DIR/eval-cache.tgz: a later call on
 #           a fresh machine, given it with -r (carried), resumes from it
@@ -31,15 +32,16 @@
 # (geak-eval -v) goes to stderr.txt.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-jobs=16 gpus=auto restore=
-while getopts j:g:r: o; do
+jobs=16 gpus=auto restore= set=all
+usage="usage: $0 [-j N] [-g GPUS] [-r CACHE.tgz] [-s SET] DATA_DIR OUT_DIR STEP[:SECONDS]..."
+while getopts j:g:r:s: o; do
 	case $o in
-	j) jobs=$OPTARG ;; g) gpus=$OPTARG ;; r) restore=$OPTARG ;;
-	*) echo "usage: $0 [-j N] [-g GPUS] [-r CACHE.tgz] DATA_DIR OUT_DIR STEP[:SECONDS]..." >&2; exit 2 ;;
+	j) jobs=$OPTARG ;; g) gpus=$OPTARG ;; r) restore=$OPTARG ;; s) set=$OPTARG ;;
+	*) echo "$usage" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 3 ] || { echo "usage: $0 [-j N] [-g GPUS] [-r CACHE.tgz] DATA_DIR OUT_DIR STEP[:SECONDS]..." >&2; exit 2; }
+[ $# -ge 3 ] || { echo "$usage" >&2; exit 2; }
 data=$1 o=$2
 shift 2
 mkdir -p "$o" "$top/out/cache" || exit 3
@@ -92,11 +94,11 @@ for step; do
 		cat "$data/smoke-tbg.jsonl" "$data/smoke-rocm.jsonl" > "$o/smoke-in.jsonl"
 		run smoke "$b" "$(mktemp -d)" "" "$o/smoke-in.jsonl"
 		rm -f "$o/smoke-in.jsonl" ;;
-	all) run all "$b" "$top/out/cache" "" "$data/all.jsonl" ;;
-	correct) run correct "$b" "$top/out/cache" "" "$data/all.jsonl" --no-perf ;;
+	all) run all "$b" "$top/out/cache" "" "$data/$set.jsonl" ;;
+	correct) run correct "$b" "$top/out/cache" "" "$data/$set.jsonl" --no-perf ;;
 	recheck) run recheck "$b" "$(mktemp -d)" "" "$data/recheck.jsonl" --no-perf ;;
-	rewarm) run rewarm "$b" "$top/out/cache" "" "$data/all.jsonl" --speedup-limit 10.5 ;;
-	cached) run cached "$b" "$top/out/cache" "" "$data/all.jsonl" ;;
+	rewarm) run rewarm "$b" "$top/out/cache" "" "$data/$set.jsonl" --speedup-limit 10.5 ;;
+	cached) run cached "$b" "$top/out/cache" "" "$data/$set.jsonl" ;;
 	save) tar czf "$o/eval-cache.tgz" -C "$top/out/cache" eval && ls -l "$o/eval-cache.tgz" ;;
 	*)
 		[ -r "$data/$name.jsonl" ] || { echo "$0: unknown step '$name' (and no $data/$name.jsonl)" >&2; exit 2; }

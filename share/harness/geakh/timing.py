@@ -4,9 +4,9 @@ interleaved (A B B A ...), on the task's performance inputs.
 Every timed call gets a fresh clone of its inputs (made outside the timed
 window; the last two are kept alive so an address cannot be reused), L2 is
 flushed with a buffer larger than the device's L2, the whole device is
-synchronised before and after, and the time is the larger of the event
-time and the synchronised wall time, so that work left on a side stream or
-a thread is not missed.  Results go to timing.json with the run's nonce.
+synchronised before and after, and the time is the event time, or the
+synchronised wall time where that is much larger (see series_ms), so that
+work left on a side stream or a thread is not missed.  Results go to timing.json with the run's nonce.
 
 geak-eval runs this in two processes: a check stage beside other jobs
 (outputs on the performance inputs, which compiles and autotunes what the
@@ -90,39 +90,44 @@ class Bench:
         self.flush_buf = torch.empty(max(2 * l2, 256 << 20) // 4, dtype=torch.int32, device="cuda")
         self.patched_names = []
 
-    def one(self, fn, inp):
-        x = clone(inp)
+    def _timed(self, call):
+        """(event ms, synchronised wall ms, result) of call(), with L2
+        flushed and the whole device idle before it."""
         self.flush_buf.zero_()
         self.sync()
         e0, e1 = self.Event(enable_timing=True), self.Event(enable_timing=True)
         t0 = self.now()
         e0.record()
-        out = fn(x)
+        out = call()
         e1.record()
         self.sync()
         wall = (self.now() - t0) * 1e3
-        ev = self.elapsed(e0, e1)
-        return max(ev, wall if wall > 2 * ev + 0.05 else ev), out, x
+        return self.elapsed(e0, e1), wall, out
+
+    def one(self, fn, inp):
+        """A sample (see series_ms) of fn on a fresh clone of inp, its
+        output and the clone."""
+        x = clone(inp)
+        ev, wall, out = self._timed(lambda: fn(x))
+        return (ev, wall), out, x
 
     def time_callable(self, fn, reps, warmup=2):
         """(median, min, max) ms of fn() with the same hygiene as one()."""
         for _ in range(warmup):
             fn()
         self.sync()
-        times = []
-        for _ in range(reps):
-            self.flush_buf.zero_()
-            self.sync()
-            e0, e1 = self.Event(enable_timing=True), self.Event(enable_timing=True)
-            t0 = self.now()
-            e0.record()
-            fn()
-            e1.record()
-            self.sync()
-            wall = (self.now() - t0) * 1e3
-            ev = self.elapsed(e0, e1)
-            times.append(max(ev, wall if wall > 2 * ev + 0.05 else ev))
-        return statistics.median(times), min(times), max(times)
+        return spread(series_ms([self._timed(fn)[:2] for _ in range(reps)]))
+
+    def time_pair(self, fa, fb, reps):
+        """Two (median, min, max) ms, of fa() and fb() called alternately
+        (A B, then B A, ...), so that whatever else the host is doing at
+        the time weighs on both alike; warmed up by the caller."""
+        got = {fa: [], fb: []}
+        self.sync()
+        for k in range(reps):
+            for fn in ((fa, fb) if k % 2 == 0 else (fb, fa)):
+                got[fn].append(self._timed(fn)[:2])
+        return spread(series_ms(got[fa])), spread(series_ms(got[fb]))
 
     def check_untouched(self):
         names = []
@@ -133,6 +138,25 @@ class Bench:
         if time.perf_counter is not self.now:
             names.append("time.perf_counter")
         return names
+
+
+def series_ms(samples):
+    """The times of a series of (event ms, wall ms) samples of one
+    function: event times, unless the median call's synchronised wall
+    time is more than twice its event time plus 0.05 ms (work the events
+    on the current stream did not see, on a side stream or a thread),
+    then wall times.  Deciding on the medians keeps a call that the host
+    was slow to return from (a busy CPU) from switching clocks alone: for
+    a kernel of some 30 us that added up to a third to a side's time."""
+    ev = statistics.median(e for e, _ in samples)
+    wall = statistics.median(w for _, w in samples)
+    if wall > 2 * ev + 0.05:
+        return [max(e, w) for e, w in samples]
+    return [e for e, _ in samples]
+
+
+def spread(times):
+    return statistics.median(times), min(times), max(times)
 
 
 class Tunings:
@@ -230,7 +254,8 @@ def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent, tuned, poi
         spent["timed"] = spent.get("timed", 0.0) + time.monotonic() - t1
         check_timed_outputs(i, seen[cand], seen[ref], unwritten, tol)
         del seen
-        rows.append({"shape": i, "ms": statistics.median(ms_c), "ms_ref": statistics.median(ms_r)})
+        rows.append({"shape": i, "ms": statistics.median(series_ms(ms_c)),
+                     "ms_ref": statistics.median(series_ms(ms_r))})
     return rows
 
 
@@ -431,13 +456,70 @@ def forget_modules(d):
             del sys.modules[key]
 
 
+class Pairing:
+    """ROCm files time themselves, one case after another, so the two
+    sides' cases cannot be interleaved by calling both files at once.
+    Instead the candidate's file runs first and keeps each case's op (its
+    inputs with it, up to a quarter of the device's memory), and the
+    reference's file, run next, times its op for the same case
+    alternately with the kept one.  A case that could not be kept, or
+    whose kept op failed when called again (it used a buffer that a later
+    case replaced), is timed on its own in the candidate's next run."""
+
+    def __init__(self, bench, reps):
+        self.bench, self.reps = bench, reps
+        self.kept = {}
+        self.alone = set()
+        self.cand_ms = {}  # key -> medians measured against the reference
+        self.paired = 0
+        self.budget = torch.cuda.get_device_properties(0).total_memory // 4
+        self.base = 0
+
+    def start_candidate(self):
+        self.kept.clear()
+        self.base = torch.cuda.memory_allocated()
+
+    def candidate(self, fn, key):
+        # One counted call, then the launch hook off: it costs the
+        # candidate's launches alone, and must not be timed.  The call
+        # also tunes afresh for this case (see Tunings).
+        TUNINGS.forget()
+        guard.LAUNCHES.active = True
+        fn()
+        guard.LAUNCHES.active = False
+        self.bench.sync()
+        if key not in self.alone and torch.cuda.memory_allocated() - self.base <= self.budget:
+            self.kept[key] = fn
+            return None
+        return self.bench.time_callable(fn, self.reps)
+
+    def reference(self, fn, key):
+        TUNINGS.forget()
+        other = self.kept.pop(key, None)
+        if other is None:
+            return self.bench.time_callable(fn, self.reps)
+        for _ in range(2):
+            fn()
+        try:
+            for _ in range(2):
+                other()
+        except Exception:  # noqa: BLE001 - timed on its own instead
+            self.alone.add(key)
+            return self.bench.time_callable(fn, self.reps, warmup=0)
+        mine, theirs = self.bench.time_pair(fn, other, self.reps)
+        self.cand_ms.setdefault(key, []).append(theirs[0])
+        self.paired += 1
+        return mine
+
+
 def rocm_perf(spec, d, bench, reps, progress, stage):
     """ROCm files time themselves in test_performance through
-    PytestBenchmarker: run the reference's and the candidate's file under
-    pytest, alternately (R C C R), with geak-eval's timer in place of
-    do_bench, and pair the results by op and parameters.  The check stage
-    runs each once with every benchmark called once (compiling what the
-    timing will need); it returns no rows."""
+    PytestBenchmarker: run the candidate's and the reference's file under
+    pytest, alternately (C R C R), with geak-eval's timer in place of
+    do_bench, the reference's cases timed against the candidate's (see
+    Pairing), results paired by op and parameters.  The check stage runs
+    each once with every benchmark called once (compiling what the timing
+    will need); it returns no rows.  Returns (rows, cases paired)."""
     import pytest
     from geak_eval.perf.ROCm import performance_utils_pytest as pu
     name = spec["name"]
@@ -452,26 +534,21 @@ def rocm_perf(spec, d, bench, reps, progress, stage):
             fp.write(text)
         if role == "cand":
             guard.LAUNCHES.watch(files[role], last)
+    pairing = Pairing(bench, reps)
     if stage == "check":
         roles = ("ref", "cand")
-        pu.TIMER = lambda fn: (fn(), bench.sync(), (1.0, 1.0, 1.0))[2]
+        timers = {"ref": lambda fn, key: (fn(), bench.sync(), (1.0, 1.0, 1.0))[2]}
+        timers["cand"] = timers["ref"]
     else:
-        roles = ("ref", "cand", "cand", "ref")
-
-        def timer(fn):
-            # One counted call, then the launch hook off: it costs the
-            # candidate's launches alone, and must not be timed.  The
-            # call also tunes afresh for this case (see Tunings).
-            TUNINGS.forget()
-            guard.LAUNCHES.active = True
-            fn()
-            guard.LAUNCHES.active = False
-            return bench.time_callable(fn, reps)
-        pu.TIMER = timer
+        roles = ("cand", "ref", "cand", "ref")
+        timers = {"cand": pairing.candidate, "ref": pairing.reference}
     got = {"ref": {}, "cand": {}}
     failed = {"ref": 0, "cand": 0}
     for i, role in enumerate(roles):
         pu._RESULTS.clear()
+        pu.TIMER = timers[role]
+        if role == "cand":
+            pairing.start_candidate()
         forget_modules(d)
         guard.reseed(spec.get("seeds", [42])[0])
         code = pytest.main([files[role], "-q", "-p", "no:cacheprovider", "--noconftest",
@@ -480,29 +557,32 @@ def rocm_perf(spec, d, bench, reps, progress, stage):
         failed[role] += int(code) != 0
         for op, rows in pu._RESULTS.items():
             for row in rows:
-                key = op + json.dumps(row["params"], sort_keys=True, default=str)
-                got[role].setdefault(key, []).append(row)
+                got[role].setdefault(pu.case_key(op, row["params"]), []).append(row)
         if i == 1:
             progress()
+    pairing.kept.clear()
     if not got["cand"] and guard.LAUNCHES.count == 0:
         raise Cheat("no Triton kernel of the candidate launched in test_performance")
-    missing = sorted(set(got["ref"]) - set(got["cand"]))
+    cand_ms = {key: [x["ms"] for x in rows if x["ms"] is not None] + pairing.cand_ms.get(key, [])
+               for key, rows in got["cand"].items()}
+    missing = sorted(key for key in got["ref"] if not cand_ms.get(key))
     if missing or failed["cand"] > failed["ref"]:
         raise RuntimeError(f"test_performance failed for the candidate ({len(missing)} cases "
                            "missing); see stdout")
     if stage == "check":
-        return None
+        return None, 0
     rows = []
     for i, key in enumerate(sorted(got["ref"])):
         c, r = got["cand"][key], got["ref"][key]
-        row = {"shape": i, "ms": statistics.median(x["ms"] for x in c),
+        row = {"shape": i, "ms": statistics.median(cand_ms[key]),
                "ms_ref": statistics.median(x["ms"] for x in r)}
         for src, dst in (("GB/s", "gbps"), ("TFLOPS", "tflops")):
-            vals = [x.get(src) for x in c if isinstance(x.get(src), (int, float))]
-            if vals:
-                row[dst] = vals[0] * (c[0]["ms"] / row["ms"]) if c[0]["ms"] else vals[0]
+            # bytes (or flops) = rate x time, the same for both sides
+            known = [x for x in r + c if isinstance(x.get(src), (int, float)) and x["ms"]]
+            if known and row["ms"]:
+                row[dst] = known[0][src] * known[0]["ms"] / row["ms"]
         rows.append(row)
-    return rows
+    return rows, pairing.paired
 
 
 def main(d, nonce, progress, req, ready=None):
@@ -529,7 +609,7 @@ def main(d, nonce, progress, req, ready=None):
             if ready and stage == "time":
                 ready()  # pytest sets up and times in one go
             launched = guard.LAUNCHES.count
-            result["shapes"] = rocm_perf(spec, d, bench, reps, progress, stage)
+            result["shapes"], result["paired"] = rocm_perf(spec, d, bench, reps, progress, stage)
             result["patched"] = bench.check_untouched()
             result["launches"] = guard.LAUNCHES.count - launched
             raise _Done()

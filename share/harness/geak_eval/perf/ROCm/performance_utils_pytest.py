@@ -13,8 +13,14 @@ import torch
 from geak_eval.perf.performance_utils import do_bench_config  # noqa: F401
 
 _RESULTS = {}
-# geak-eval's timing replaces do_bench with its own timer: fn -> ms.
+# geak-eval's timing replaces do_bench with its own timer:
+# (fn, case key) -> (median, min, max) ms, or None for "timed later".
 TIMER = None
+
+
+def case_key(op_name, params):
+    """What names one benchmark case across the two sides' files."""
+    return op_name + json.dumps(params, sort_keys=True, default=str)
 
 
 class PytestBenchmarker:
@@ -25,18 +31,18 @@ class PytestBenchmarker:
 
     def run_benchmark(self, current_params_dict=None, gbps_calculator=None,
                       tflops_calculator=None):
+        params = dict(current_params_dict or {})
         if TIMER is not None:
-            ms, lo, hi = TIMER(self.op_callable)
+            ms, lo, hi = TIMER(self.op_callable, case_key(self.op_name, params)) or (None,) * 3
         else:
             import triton
             c = self.config
             q = triton.testing.do_bench(self.op_callable, warmup=c.warm_up, rep=c.repetition,
                                         quantiles=[0.5, 0.2, 0.8])
             ms, lo, hi = q if isinstance(q, (list, tuple)) else (q, q, q)
-        params = dict(current_params_dict or {})
         row = {"params": params, "ms": ms, "min_ms": lo, "max_ms": hi}
         for key, f in (("GB/s", gbps_calculator), ("TFLOPS", tflops_calculator)):
-            if f is not None:
+            if f is not None and ms is not None:
                 try:
                     row[key] = f(params, ms)
                 except Exception:  # noqa: BLE001 - an optional figure
