@@ -21,6 +21,7 @@
 #include "evalworker.h"
 #include "gpu.h"
 #include "gpulock.h"
+#include "metrics.h"
 #include "record.h"
 #include "runner.h"
 
@@ -903,31 +904,13 @@ sum_field(json_t *rows, const char *key)
 	return t;
 }
 
-/* Peak bandwidth (GB/s) and arithmetic rate (TFLOP/s, dense 16-bit) by
- * device name, for the above_roofline flag; 0 when unknown. */
-static void
-roofline(const char *dev, double *gbps, double *tflops)
-{
-	static const struct { const char *name; double gbps, tflops; } peaks[] = {
-		{ "H200", 4800, 990 }, { "H100", 3350, 990 }, { "A100", 2039, 312 },
-		{ "MI300X", 5300, 1307.4 }, { "MI250", 3277, 383 }, { NULL, 0, 0 },
-	};
-
-	*gbps = *tflops = 0;
-	for (int i = 0; dev && peaks[i].name; i++)
-		if (strstr(dev, peaks[i].name)) {
-			*gbps = peaks[i].gbps, *tflops = peaks[i].tflops;
-			return;
-		}
-}
-
 static void
 apply_timing(json_t *ev, json_t *t)
 {
 	json_t *rows = json_object_get(t, "shapes"), *out = json_array(), *r;
 	const char *dev = json_string_value(json_object_get(ev, "device"));
 	double ms, ms_ref, peak_gbps, peak_tflops;
-	int above = 0;
+	int above = 0, unreliable = 0;
 	size_t i;
 
 	if (json_array_size(json_object_get(t, "patched"))) {
@@ -936,14 +919,19 @@ apply_timing(json_t *ev, json_t *t)
 		fail(ev, "perf", "cheat", "the candidate replaced the timing functions");
 		return;
 	}
-	roofline(dev, &peak_gbps, &peak_tflops);
+	geak_device_peaks(dev, &peak_gbps, &peak_tflops);
 	json_array_foreach(rows, i, r) {
-		double g = json_number_value(json_object_get(r, "gbps"));
-		double f = json_number_value(json_object_get(r, "tflops"));
+		double case_ms = json_number_value(json_object_get(r, "ms"));
+		double case_ref = json_number_value(json_object_get(r, "ms_ref"));
+		enum geak_roof bw = geak_roofline_case(json_number_value(json_object_get(r, "gbps")),
+		    peak_gbps, case_ms, case_ref);
+		enum geak_roof fl = geak_roofline_case(json_number_value(json_object_get(r, "tflops")),
+		    peak_tflops, case_ms, case_ref);
+
 		json_array_append_new(out, json_pack("{s:O, s:O, s:O}", "shape", json_object_get(r, "shape"),
 		    "ms", json_object_get(r, "ms"), "ms_ref", json_object_get(r, "ms_ref")));
-		if ((peak_gbps > 0 && g > peak_gbps * 1.05) || (peak_tflops > 0 && f > peak_tflops * 1.05))
-			above = 1;
+		above |= bw == GEAK_ROOF_ABOVE || fl == GEAK_ROOF_ABOVE;
+		unreliable |= bw == GEAK_ROOF_UNRELIABLE || fl == GEAK_ROOF_UNRELIABLE;
 	}
 	json_object_set_new(ev, "shapes", out);
 	ms = sum_field(rows, "ms");
@@ -956,6 +944,8 @@ apply_timing(json_t *ev, json_t *t)
 	}
 	if (above)
 		add_flag(ev, "above_roofline");
+	if (unreliable)
+		add_note(ev, "roofline_unreliable");
 }
 
 /* Seconds spent in one step of the evaluation since a time and a total

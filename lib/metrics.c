@@ -1,7 +1,8 @@
-/* metrics.c: pass@k and the speedup means. */
+/* metrics.c: pass@k, the speedup means and the roofline. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "metrics.h"
 #include "util.h"
@@ -76,4 +77,32 @@ geak_parse_k_list(const char *text, long **ks, size_t *nks)
 	*ks = list;
 	*nks = n;
 	return 0;
+}
+
+void
+geak_device_peaks(const char *device, double *gbps, double *tflops)
+{
+	static const struct { const char *name; double gbps, tflops; } peaks[] = {
+		{ "H200", 4800, 990 }, { "H100", 3350, 990 }, { "A100", 2039, 312 },
+		{ "MI300X", 5300, 1307.4 }, { "MI250", 3277, 383 }, { NULL, 0, 0 },
+	};
+
+	*gbps = *tflops = 0;
+	for (int i = 0; device && peaks[i].name; i++)
+		if (strstr(device, peaks[i].name)) {
+			*gbps = peaks[i].gbps, *tflops = peaks[i].tflops;
+			return;
+		}
+}
+
+enum geak_roof
+geak_roofline_case(double rate, double peak, double ms, double ms_ref)
+{
+	const double slack = 1.05;
+
+	if (!(peak > 0) || !(rate > peak * slack))
+		return GEAK_ROOF_BELOW;
+	if (ms > 0 && ms_ref > 0 && rate * ms / ms_ref > peak * slack)
+		return GEAK_ROOF_UNRELIABLE;
+	return GEAK_ROOF_ABOVE;
 }

@@ -18,4 +18,16 @@ double geak_geomean(const double *v, size_t n);
  * fresh array; -1 when the text is not such a list. */
 int geak_parse_k_list(const char *text, long **ks, size_t *nks);
 
+/* Peak bandwidth (GB/s) and dense 16-bit arithmetic rate (TFLOP/s) of a
+ * device, found by its name; both 0 when the device is not known. */
+void geak_device_peaks(const char *device, double *gbps, double *tflops);
+
+/* What a performance case's achieved rate (a perf script's GB/s or
+ * TFLOP/s at the candidate's median ms) says against the device's peak,
+ * with 5% slack.  The reference did the same work in ms_ref, so its rate
+ * is rate * ms / ms_ref: when that is above the peak too, the script
+ * counts bytes or flops that are never moved, and says nothing. */
+enum geak_roof { GEAK_ROOF_BELOW, GEAK_ROOF_ABOVE, GEAK_ROOF_UNRELIABLE };
+enum geak_roof geak_roofline_case(double rate, double peak, double ms, double ms_ref);
+
 #endif

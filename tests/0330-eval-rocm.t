@@ -8,7 +8,7 @@ geak=$top/../shared/bench/geak-eval-data.tar.gz
 [ -r "$geak" ] || skip_all "no benchmark archive $geak"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 5
+plan 6
 
 geak-import --suite rocm --ids test_reverse_range --as-candidate "$geak" > ref.jsonl
 jq -c '.code = "import triton\n" | .mutant = "missing"' ref.jsonl > miss.jsonl
@@ -21,5 +21,7 @@ check_same "without its kernel the file's tests fail call" "false runtime" \
 	"$(sed -n 2p out.jsonl | jq -r '.eval | "\(.call) \(.reason)"')"
 check_match "the message carries the first pytest failure" "test_reverse_range" \
 	"$(sed -n 2p out.jsonl | jq -r .eval.message)"
+check_match "the error itself comes first, before the traceback" "^E +NameError" \
+	"$(sed -n 2p out.jsonl | jq -r .eval.message | sed -n 2p)"
 check_same "nothing is timed on the CPU" null "$(sed -n 1p out.jsonl | jq -r .eval.speedup)"
 done_testing

@@ -175,11 +175,36 @@ memory_counts_and_caps(void **state)
 	json_decref(rec);
 }
 
+static void
+roofline_cases(void **state)
+{
+	double gbps, tflops;
+
+	(void)state;
+	geak_device_peaks("NVIDIA H200", &gbps, &tflops);
+	assert_float_equal(gbps, 4800, EPS);
+	assert_float_equal(tflops, 990, EPS);
+	geak_device_peaks("cpu (Triton interpreter)", &gbps, &tflops);
+	assert_float_equal(gbps + tflops, 0, EPS);
+	/* Within 5% of the peak, or no peak known: nothing to say. */
+	assert_int_equal(geak_roofline_case(5000, 4800, 1, 2), GEAK_ROOF_BELOW);
+	assert_int_equal(geak_roofline_case(9000, 0, 1, 2), GEAK_ROOF_BELOW);
+	/* Twice the peak in half the reference's time: the reference ran at
+	 * the peak, so the candidate cannot have done the same work. */
+	assert_int_equal(geak_roofline_case(9600, 4800, 1, 2), GEAK_ROOF_ABOVE);
+	/* Twice the peak at the reference's own speed: the script's count
+	 * is wrong, and holds nothing against the candidate. */
+	assert_int_equal(geak_roofline_case(9600, 4800, 1, 1), GEAK_ROOF_UNRELIABLE);
+	assert_int_equal(geak_roofline_case(9600, 4800, 1, 0), GEAK_ROOF_ABOVE);
+	assert_int_equal(geak_roofline_case(NAN, 4800, 1, 1), GEAK_ROOF_BELOW);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(passk_known_values),
+		cmocka_unit_test(roofline_cases),
 		cmocka_unit_test(passk_large_and_undefined),
 		cmocka_unit_test(k_list),
 		cmocka_unit_test(means),

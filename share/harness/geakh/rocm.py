@@ -27,7 +27,17 @@ class Grab:
     def pytest_runtest_logreport(self, report):
         if report.failed:
             text = getattr(report, "longreprtext", "") or str(report.longrepr)
-            self.failures.append((report.nodeid, text[-3000:]))
+            self.failures.append((report.nodeid, failure_text(text)))
+
+
+def failure_text(text, room=3000):
+    """pytest's report of a failure, its "E" lines (the error itself)
+    first: the traceback above them can fill any room a message has."""
+    errors = [line for line in text.splitlines() if line.startswith("E ")][-12:]
+    head = "\n".join(errors)
+    if not head:
+        return text[-room:]
+    return head + "\n" + text[-max(0, room - len(head)):]
 
 
 def run_file(job):
