@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <glob.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -492,17 +493,34 @@ queue_enter(struct slot *s, int mode, struct geak_gpumember *me)
 static json_t *gpu_job(struct slot *s, int mode, const char *op, const char *dir,
 	const char *nonce, json_t *extra, char *err, size_t errlen);
 
-/* A job that ran out of memory (the harness's mark in dir) beside other
- * jobs, running or paused (paused ones keep their memory): what they held
- * may be what it lacked, so it runs once more on a drained GPU (in the
- * CPU mode, just once more).  Otherwise resp as it is. */
+/* Killed by SIGKILL that neither the worker (its timeouts say "timeout")
+ * nor geak-eval sent: the kernel's out-of-memory killer, most likely, on
+ * a host that the jobs beside it had filled. */
+static int
+killed_from_outside(json_t *resp)
+{
+	return !strcmp(resp_status(resp), "signal") &&
+	    json_integer_value(json_object_get(resp, "signal")) == SIGKILL;
+}
+
+/* A job that ran out of memory (the harness's mark in dir, or the host's
+ * killer) beside other jobs, running or paused (paused ones keep their
+ * memory): what they held may be what it lacked, so it runs once more on
+ * a drained GPU (in the CPU mode, just once more).  Otherwise resp as it
+ * is. */
 static json_t *
 again_if_short(struct slot *s, json_t *resp, const char *op, const char *dir,
 	const char *nonce, json_t *extra, char *err, size_t errlen)
 {
-	if (!resp || !ran_out_of_memory(dir))
+	int gpu_short;
+
+	if (!resp)
 		return resp;
-	trace(s, "%s: out of GPU memory beside other jobs; again on a drained GPU", base_name(dir));
+	gpu_short = ran_out_of_memory(dir);
+	if (!gpu_short && !killed_from_outside(resp))
+		return resp;
+	trace(s, "%s: %s beside other jobs; again on a drained GPU", base_name(dir),
+	    gpu_short ? "out of GPU memory" : "killed by SIGKILL (host memory?)");
 	s->oom_retries++;
 	json_decref(resp);
 	return gpu_job(s, GEAK_GPU_DRAINED, op, dir, nonce, extra, err, errlen);

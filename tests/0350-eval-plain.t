@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 17
+plan 19
 
 cat > ref.py <<'PY'
 import torch
@@ -81,6 +81,17 @@ check_same "it fails as runtime, noted oom_retry" "false runtime oom_retry" \
 		jq -r '.eval | "\(.call) \(.reason) \(.notes | map(select(. == "oom_retry")) | join(","))"')"
 check_same "its job ran twice, the second time on a drained GPU" "1 1" \
 	"$(grep -c 'cand-.*: out of GPU memory beside other jobs; again on a drained GPU' oom.err) $(grep -c 'cand-.*(drained)' oom.err)"
+
+# A job killed by SIGKILL that nobody in geak-eval sent (the host's
+# out-of-memory killer, when the jobs beside it filled the host): once
+# more on a drained GPU; this candidate kills itself only the first time.
+{ printf 'import os, signal\nif not os.path.exists("killed_once"):\n    open("killed_once", "w").close()\n    os.kill(os.getpid(), signal.SIGKILL)\n'; cat ref.py; } > killed.py
+check_same "the once-killed candidate is what it says" 1 "$(grep -c SIGKILL killed.py)"
+jq -nc --rawfile r ref.py --rawfile t test.py --rawfile c killed.py \
+	'{id: "plain/op", code: $c, task: {suite: "plain", name: "op", entry: "scale", reference: $r, test: $t}}' > killed.jsonl
+check_same "it passes the second time, noted oom_retry, the retry traced" "true true oom_retry 1" \
+	"$(geak-eval -v --cpu --no-cache --static off killed.jsonl 2>killed.err |
+		jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "oom_retry")) | join(","))"') $(grep -c 'cand-.*: killed by SIGKILL (host memory?) beside other jobs' killed.err)"
 
 # A reference that fails only on poisoned memory (as references that use
 # memory they never wrote as indices fault there): it runs again without
