@@ -628,24 +628,29 @@ new_jobdir(const char *prefix)
 	return dir;
 }
 
-/* The reference once more, in another process (tmp/again): elements
- * where the two processes disagree (memory the reference reads but never
- * wrote, which holds the same garbage for every run of one process) are
- * not compared.  Its nonce goes into meta as "again"; a second run that
- * fails is left out. */
+/* The reference once more, in another process (tmp/again), its
+ * autotuners taking their runners-up: elements where the two processes
+ * disagree (memory the reference reads but never wrote, which holds the
+ * same garbage for every run of one process; outputs that depend on the
+ * tuning) are not compared.  Its nonce goes into meta as "again"; a
+ * second run that fails is left out. */
 static void
 second_run(struct slot *s, json_t *jobspec, const char *tmp, json_t *meta, json_t *extra)
 {
 	char *dir = geak_xasprintf("%s/again", tmp), nonce[33], err[256];
-	json_t *resp, *res;
+	json_t *resp, *res, *req = extra ? json_deep_copy(extra) : json_object();
 
+	if (!req || json_object_set_new(req, "runners_up", json_true()) < 0)
+		geak_die(GEAK_EXIT_FATAL, "json: out of memory");
 	if (mkdir(dir, 0700) < 0) {
+		json_decref(req);
 		free(dir);
 		return;
 	}
 	dump_json(jobspec, dir, "job.json");
 	nonce_hex(nonce);
-	resp = gpu_job(s, GEAK_GPU_SHARED, "run", dir, nonce, extra, err, sizeof err);
+	resp = gpu_job(s, GEAK_GPU_SHARED, "run", dir, nonce, req, err, sizeof err);
+	json_decref(req);
 	res = resp && !strcmp(resp_status(resp), "exit") ? load_json(dir, "result.json") : NULL;
 	if (res)
 		json_object_set_new(meta, "again", json_string(nonce));

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 19
+plan 22
 
 cat > ref.py <<'PY'
 import torch
@@ -120,6 +120,29 @@ jq -nc --rawfile r nanfrag.py --rawfile t test.py --rawfile c nanfrag.py \
 geak-eval --cpu --no-cache --static off nanfrag.jsonl > nanfrag.out 2>nanfrag.err
 check_same "a reference that faults on the allocator's poison passes without it, noted" "true true no_poison" \
 	"$(jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "no_poison")) | join(","))"' nanfrag.out)"
+
+# A reference whose output depends on its autotuner's choice: its second
+# process takes the runner-up, so the judge sees where the two disagree
+# and leaves those elements out; a candidate whose search picks the other
+# configuration passes, a wrong one still fails.  (The CPU mode runs only
+# the first configuration; this harness copy searches them all, each
+# timed 0, so the first listed wins.)
+cp -R "$top/share/harness" allconfigs
+sed -i 's/        return self.configs\[:1\]/        return self.configs/' allconfigs/geakh/cpu.py
+check_same "the harness copy searches every configuration" 1 "$(grep -c '        return self.configs$' allconfigs/geakh/cpu.py)"
+for v in "normal right" "reversed right" "reversed wrong"; do
+	"$GEAK_PYTHON" "$top/tests/harness/tuned_add.py" $v > "tuned-$(echo $v | tr ' ' -).py"
+done
+for c in normal-right reversed-right reversed-wrong; do
+	jq -nc --rawfile r tuned-normal-right.py --rawfile t "$top/tests/cheats/add_test.py" --rawfile c "tuned-$c.py" --arg m "$c" \
+		'{id: "plain/add", mutant: $m, code: $c, task: {suite: "plain", name: "add", reference: $r, test: $t}}'
+done > tuned.jsonl
+geak-eval --cpu --no-cache --static off --harness "$PWD/allconfigs" tuned.jsonl > tuned.out 2>tuned.err
+check_same "the reference and the candidate tuned the other way pass, the element left out" \
+	"true unstable_reference true unstable_reference" \
+	"$(sed -n 1,2p tuned.out | jq -r '.eval | "\(.exec) \(.notes | map(select(. == "unstable_reference")) | join(","))"' | paste -sd ' ')"
+check_same "a candidate wrong where the tuning does not matter fails" "false mismatch" \
+	"$(sed -n 3p tuned.out | jq -r '.eval | "\(.exec) \(.reason)"')"
 
 # Each worker gets its share of the cores for torch's thread pool, unless
 # the user chose a number.

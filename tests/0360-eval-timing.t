@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 30
+plan 34
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], d))' "$1"; }
 c=$top/tests/cheats
@@ -87,6 +87,25 @@ check_same "the autotuned reference is what it says" 1 "$(grep -c 'key=\[\]' tun
 out=$(drive time tuned.py tuned-time tuned.py)
 check_same "timing stage: each side tunes once per performance input" "None 2 2 2" \
 	"$(printf '%s' "$out" | field '(globals().get("error"), len(shapes), autotune_searches["candidate"], autotune_searches["reference"])' | tr -d "(),")"
+
+# A reference whose output depends on its autotuner's choice (as sums
+# that cancel do on the tile sizes): a candidate that picks the other
+# configuration is not failed for it, a wrong one still is.
+tuned_add() { "$GEAK_PYTHON" "$top/tests/harness/tuned_add.py" "$@"; }
+tuned_add normal right > tref.py
+tuned_add reversed right > tcand.py
+tuned_add reversed wrong > twrong.py
+check_same "the tuning-dependent reference and its twins are what they say" "1 1 1" \
+	"$(grep -c 'SHIFT": 0}), triton.Config({"SHIFT": 1' tref.py) $(grep -c 'SHIFT": 1}), triton.Config({"SHIFT": 0' tcand.py) $(grep -c 'offs == 1' twrong.py)"
+out=$(GEAK_TEST_ALL_CONFIGS=1 drive check tcand.py tc-check tref.py)
+check_same "check stage: the other configuration's output is not a mismatch" None \
+	"$(printf '%s' "$out" | field 'globals().get("error")')"
+out=$(GEAK_TEST_ALL_CONFIGS=1 drive time tcand.py tc-time tref.py)
+check_same "timing stage: nor there" "None 2" \
+	"$(printf '%s' "$out" | field '(globals().get("error"), len(shapes))' | tr -d "(),")"
+out=$(GEAK_TEST_ALL_CONFIGS=1 drive check twrong.py tw-check tref.py)
+check_same "check stage: wrong where the tuning does not matter still fails" mismatch \
+	"$(printf '%s' "$out" | field 'error["kind"]')"
 
 check_same "a perf script's inputs go to the device one at a time, as they are used" "3 10 [1]" \
 	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import timing

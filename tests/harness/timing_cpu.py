@@ -6,6 +6,10 @@ mean nothing here, the decisions are what is tested.
         (the plain task "add" of tests/cheats, small performance inputs)
     timing_cpu.py STAGE RECORDS.jsonl WORKDIR  -> the same, for the first
         record of a file (task and code as geak-eval gets them)
+
+With GEAK_TEST_ALL_CONFIGS set, autotuners search every configuration
+(the CPU mode keeps the first alone), each timed 0, so the first wins and
+the second is the runner-up.
 """
 import json
 import os
@@ -49,7 +53,11 @@ def main(stage, src, d, reference=None):
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "job.json"), "w") as fp:
         json.dump(spec, fp)
+    from triton.runtime import autotuner
+    prune = autotuner.Autotuner.prune_configs
     cpu.install(poison=False)
+    if os.environ.get("GEAK_TEST_ALL_CONFIGS"):
+        autotuner.Autotuner.prune_configs = prune
     timing.main(d, "n0nce", lambda: None, {"stage": stage, "reps": 3, "warmup": 1})
     with open(os.path.join(d, "timing.json")) as fp:
         print(fp.read())
