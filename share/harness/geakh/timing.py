@@ -6,7 +6,8 @@ window; the last two are kept alive so an address cannot be reused), L2 is
 flushed with a buffer larger than the device's L2, the whole device is
 synchronised before and after, and the time is the event time, or the
 synchronised wall time where that is much larger (see series_ms), so that
-work left on a side stream or a thread is not missed.  Results go to timing.json with the run's nonce.
+work left on a side stream or a thread is not missed.  Results go to
+timing.json with the run's nonce.
 
 geak-eval runs this in two processes: a check stage beside other jobs
 (outputs on the performance inputs, which compiles and autotunes what the
@@ -147,8 +148,8 @@ def series_ms(samples):
     time is more than twice its event time plus 0.05 ms (work the events
     on the current stream did not see, on a side stream or a thread),
     then wall times.  Deciding on the medians keeps a call that the host
-    was slow to return from (a busy CPU) from switching clocks alone: for
-    a kernel of some 30 us that added up to a third to a side's time."""
+    was slow to return from (a busy CPU) from switching clocks alone,
+    which for a kernel of some 30 us takes a fraction of a millisecond."""
     ev = statistics.median(e for e, _ in samples)
     wall = statistics.median(w for _, w in samples)
     if wall > 2 * ev + 0.05:
@@ -203,7 +204,7 @@ class Tunings:
         whether any was swapped.  Configurations that differ only in
         warps or tile sizes add in another order, and where a kernel's
         outputs are ill-conditioned (chunked gated attention: sums of
-        exponentials that cancel) that moves them past any tolerance:
+        exponentials that cancel) that can move them past the tolerance:
         the reference retuned is as much the reference as the first."""
         saved = []
         for tuner in list(self.tuners):
