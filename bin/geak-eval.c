@@ -628,34 +628,59 @@ new_jobdir(const char *prefix)
 	return dir;
 }
 
+static int all_runs_ok(json_t *result);
+
+/* One run of the reference in dir, its autotuners taking their runners-up
+ * or not; its result (with runners-up, only if every run in it passed). */
+static json_t *
+run_again(struct slot *s, json_t *jobspec, const char *dir, const char *nonce, json_t *extra,
+	int runners_up)
+{
+	json_t *req = extra ? json_deep_copy(extra) : json_object(), *resp, *res = NULL;
+	char err[256];
+
+	if (!req || json_object_set_new(req, "runners_up", json_boolean(runners_up)) < 0)
+		geak_die(GEAK_EXIT_FATAL, "json: out of memory");
+	dump_json(jobspec, dir, "job.json");
+	resp = gpu_job(s, GEAK_GPU_SHARED, "run", dir, nonce, req, err, sizeof err);
+	if (resp && !strcmp(resp_status(resp), "exit"))
+		res = load_json(dir, "result.json");
+	if (res && runners_up && !all_runs_ok(res)) {
+		json_decref(res);
+		res = NULL;
+	}
+	json_decref(resp);
+	json_decref(req);
+	return res;
+}
+
 /* The reference once more, in another process (tmp/again), its
  * autotuners taking their runners-up: elements where the two processes
  * disagree (memory the reference reads but never wrote, which holds the
  * same garbage for every run of one process; outputs that depend on the
- * tuning) are not compared.  Its nonce goes into meta as "again"; a
- * second run that fails is left out. */
+ * tuning) are not compared.  A runner-up that fails (one that does not
+ * fit a shape its search did not see) leaves the tuning alone for a
+ * second try.  Its nonce goes into meta as "again"; a second run that
+ * fails is left out. */
 static void
 second_run(struct slot *s, json_t *jobspec, const char *tmp, json_t *meta, json_t *extra)
 {
-	char *dir = geak_xasprintf("%s/again", tmp), nonce[33], err[256];
-	json_t *resp, *res, *req = extra ? json_deep_copy(extra) : json_object();
+	char *dir = geak_xasprintf("%s/again", tmp), nonce[33];
+	json_t *res;
 
-	if (!req || json_object_set_new(req, "runners_up", json_true()) < 0)
-		geak_die(GEAK_EXIT_FATAL, "json: out of memory");
 	if (mkdir(dir, 0700) < 0) {
-		json_decref(req);
 		free(dir);
 		return;
 	}
-	dump_json(jobspec, dir, "job.json");
 	nonce_hex(nonce);
-	resp = gpu_job(s, GEAK_GPU_SHARED, "run", dir, nonce, req, err, sizeof err);
-	json_decref(req);
-	res = resp && !strcmp(resp_status(resp), "exit") ? load_json(dir, "result.json") : NULL;
+	res = run_again(s, jobspec, dir, nonce, extra, 1);
+	if (!res) {
+		nonce_hex(nonce);
+		res = run_again(s, jobspec, dir, nonce, extra, 0);
+	}
 	if (res)
 		json_object_set_new(meta, "again", json_string(nonce));
 	json_decref(res);
-	json_decref(resp);
 	free(dir);
 }
 

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 22
+plan 24
 
 cat > ref.py <<'PY'
 import torch
@@ -143,6 +143,19 @@ check_same "the reference and the candidate tuned the other way pass, the elemen
 	"$(sed -n 1,2p tuned.out | jq -r '.eval | "\(.exec) \(.notes | map(select(. == "unstable_reference")) | join(","))"' | paste -sd ' ')"
 check_same "a candidate wrong where the tuning does not matter fails" "false mismatch" \
 	"$(sed -n 3p tuned.out | jq -r '.eval | "\(.exec) \(.reason)"')"
+
+# A reference that cannot run its runners-up (as one that faults on a
+# shape its search did not see): its second process runs again with its
+# own choices, and still shows what depends on the process.
+sed -e 's/^@triton.jit$/@triton.autotune(configs=[triton.Config({})], key=[])\n@triton.jit/' \
+	-e 's/^    out = torch.empty_like(x)$/    out = torch.empty_like(x)\n    if type(_scale.cache).__name__ == "_RunnerUpCache":\n        raise RuntimeError("no runner-up here")/' pid.py > pidtuned.py
+check_same "the reference without runners-up is what it says" "1 1" \
+	"$(grep -c 'triton.autotune' pidtuned.py) $(grep -c 'no runner-up here' pidtuned.py)"
+jq -nc --rawfile r pidtuned.py --rawfile t test.py \
+	'{id: "plain/op", code: $r, task: {suite: "plain", name: "op", entry: "scale", reference: $r, test: $t}}' > pidtuned.jsonl
+check_same "as its own candidate it passes, the element left out" "true true unstable_reference" \
+	"$(geak-eval --cpu --no-cache --static off pidtuned.jsonl 2>/dev/null |
+		jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "unstable_reference")) | join(","))"')"
 
 # Each worker gets its share of the cores for torch's thread pool, unless
 # the user chose a number.
