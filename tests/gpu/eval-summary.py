@@ -1,7 +1,11 @@
 """Summarise geak-eval output: one row per record, then pass counts per
 suite, failures by reason, seconds per candidate (as measured when each
 was evaluated, cached or not) and where they went, the rate of this run
-(with --wall SECONDS), and the spread of speedups.  With --expect,
+(with --wall SECONDS), and the spread of speedups.  With --latest, a
+record whose id comes again in a later file (a step run again, a set
+retimed) counts only as it last came.  With --status TSV (the benchmark's
+suite, kernel, gpu_rc table), the pass counts of the references that ran
+upstream (gpu_rc 0) too.  With --expect,
 check each record's eval against the "# expect:" line of the cheat file
 named by its "cheat" field (see tests/0320-eval-cheats.t) and exit 1 when
 one does not hold.  Python only: the GPU machine may lack jq."""
@@ -40,15 +44,51 @@ def expect_ok(want, ev):
     return re.match(rf"False {want}", verdict) is not None
 
 
+def latest(recs):
+    last = {}
+    for r in recs:
+        last[r.get("cheat") or r.get("id")] = r
+    return list(last.values())
+
+
+def upstream_runs(path):
+    """The ids (suite/kernel) whose reference ran upstream (gpu_rc 0)."""
+    ok = set()
+    with open(path) as fp:
+        for line in fp:
+            f = line.rstrip("\n").split("\t")
+            if len(f) >= 3 and not line.startswith("#") and f[2] == "0":
+                ok.add(f"{f[0]}/{f[1]}")
+    return ok
+
+
+def upstream_report(recs, ran):
+    """Per suite: of the references that ran upstream, how many were
+    reached here and how many pass (exec, no flag)."""
+    for suite in sorted({i.split("/")[0] for i in ran}):
+        want = {i for i in ran if i.startswith(suite + "/")}
+        got = {r.get("id"): r for r in recs if r.get("id") in want}
+        good = sum((r.get("eval") or {}).get("exec") is True and not (r.get("eval") or {}).get("flags")
+                   for r in got.values())
+        print(f"{suite}: {len(want)} run upstream, {len(got)} reached here, {good} pass")
+
+
 def main(argv):
-    expect_dir, wall = None, None
-    while argv[:1] in (["--expect"], ["--wall"]):
+    expect_dir, wall, once, status = None, None, False, None
+    while argv[:1] in (["--expect"], ["--wall"], ["--latest"], ["--status"]):
+        if argv[0] == "--latest":
+            once, argv = True, argv[1:]
+            continue
         if argv[0] == "--expect":
             expect_dir = argv[1]
+        elif argv[0] == "--status":
+            status = argv[1]
         else:
             wall = float(argv[1])
         argv = argv[2:]
     recs = list(rows(argv))
+    if once:
+        recs = latest(recs)
     print(f"{'id':44} {'call':5} {'exec':5} {'reason':9} {'speedup':>8} {'secs':>7} flags")
     bad = 0
     by_suite = {}
@@ -101,6 +141,8 @@ def main(argv):
     if wall:
         print(f"this run: {len(recs)} records in {wall:.0f} s, {fresh} evaluated: "
               f"{60 * fresh / wall:.1f} evaluated/min, {60 * len(recs) / wall:.1f} records/min")
+    if status:
+        upstream_report(recs, upstream_runs(status))
     if speed:
         geo = math.exp(sum(math.log(x) for x in speed) / len(speed))
         near = sum(abs(x - 1) <= 0.02 for x in speed)
