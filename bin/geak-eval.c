@@ -630,18 +630,17 @@ new_jobdir(const char *prefix)
 
 static int all_runs_ok(json_t *result);
 
-/* One run of the reference in dir, its autotuners taking their runners-up
- * or not; its result (with runners-up, only if every run in it passed). */
+/* One run of the reference in dir (its job.json written), its autotuners
+ * taking their runners-up or not; its result (with runners-up, only if
+ * every run in it passed). */
 static json_t *
-run_again(struct slot *s, json_t *jobspec, const char *dir, const char *nonce, json_t *extra,
-	int runners_up)
+run_again(struct slot *s, const char *dir, const char *nonce, json_t *extra, int runners_up)
 {
 	json_t *req = extra ? json_deep_copy(extra) : json_object(), *resp, *res = NULL;
 	char err[256];
 
 	if (!req || json_object_set_new(req, "runners_up", json_boolean(runners_up)) < 0)
 		geak_die(GEAK_EXIT_FATAL, "json: out of memory");
-	dump_json(jobspec, dir, "job.json");
 	resp = gpu_job(s, GEAK_GPU_SHARED, "run", dir, nonce, req, err, sizeof err);
 	if (resp && !strcmp(resp_status(resp), "exit"))
 		res = load_json(dir, "result.json");
@@ -672,11 +671,12 @@ second_run(struct slot *s, json_t *jobspec, const char *tmp, json_t *meta, json_
 		free(dir);
 		return;
 	}
+	dump_json(jobspec, dir, "job.json");
 	nonce_hex(nonce);
-	res = run_again(s, jobspec, dir, nonce, extra, 1);
+	res = run_again(s, dir, nonce, extra, 1);
 	if (!res) {
 		nonce_hex(nonce);
-		res = run_again(s, jobspec, dir, nonce, extra, 0);
+		res = run_again(s, dir, nonce, extra, 0);
 	}
 	if (res)
 		json_object_set_new(meta, "again", json_string(nonce));

@@ -209,10 +209,8 @@ class Tunings:
         saved = []
         for tuner in list(self.tuners):
             timings = getattr(tuner, "configs_timings", None) or {}
-            ranked = sorted((c for c, t in timings.items() if _finite(t)),
-                            key=lambda c: _first(timings[c]))
             for key, chosen in list(tuner.cache.items()):
-                other = next((c for c in ranked if c is not chosen), None)
+                other = runner_up(timings, chosen)
                 if other is not None:
                     saved.append((tuner, key, chosen))
                     tuner.cache[key] = other
@@ -221,6 +219,13 @@ class Tunings:
         finally:
             for tuner, key, chosen in saved:
                 tuner.cache[key] = chosen
+
+
+def runner_up(timings, chosen):
+    """The fastest configuration of a search's timings other than chosen
+    that ran (a finite time), or None."""
+    ran = [c for c, t in timings.items() if c is not chosen and _finite(t)]
+    return min(ran, key=lambda c: _first(timings[c]), default=None)
 
 
 def _first(t):
@@ -244,10 +249,8 @@ class _RunnerUpCache(dict):
         self.tuner = tuner
 
     def __setitem__(self, key, best):
-        timed = getattr(self.tuner, "_geak_timed", None) or {}
-        ranked = sorted((c for c, t in timed.items() if c is not best and _finite(t)),
-                        key=lambda c: _first(timed[c]))
-        super().__setitem__(key, ranked[0] if ranked else best)
+        other = runner_up(getattr(self.tuner, "_geak_timed", None) or {}, best)
+        super().__setitem__(key, best if other is None else other)
 
 
 def prefer_runners_up():
@@ -376,16 +379,26 @@ def check_timed_outputs(i, cand_outs, ref_outs, poisoned, tol, retune=None):
     def compare(mask):
         for a, b in zip(c, r):
             judge.compare(judge.masked(a, mask), judge.masked(b, mask), rtol, atol)
+    compare_or_retune(compare, mask, r[0], retune or (lambda: None), tol,
+                      f"performance input {i}, timed call")
+
+
+def compare_or_retune(compare, mask, base, retune, tol, where):
+    """compare(mask); where it finds a difference, compare once more with
+    the elements where the reference retuned (retune(), None when it has
+    no other configuration) disagrees with base left out too.  A
+    difference that remains is a Mismatch at where."""
     try:
         compare(mask)
+        return
     except judge.Mismatch as exc:
-        other = retune() if retune else None
+        other = retune()
         if other is None:
-            raise Mismatch(f"performance input {i}, timed call: {exc}") from None
-        try:
-            compare(judge.union(mask, judge.unstable(r[0], other, rtol, atol)))
-        except judge.Mismatch as exc2:
-            raise Mismatch(f"performance input {i}, timed call: {exc2}") from None
+            raise Mismatch(f"{where}: {exc}") from None
+    try:
+        compare(judge.union(mask, judge.unstable(base, other, *tol)))
+    except judge.Mismatch as exc:
+        raise Mismatch(f"{where}: {exc}") from None
 
 
 def tolerance(spec):
@@ -534,19 +547,11 @@ def check_perf_outputs(spec, cand, ref, inputs, seed, poison=True):
         torch.cuda.synchronize()
         b2, a, b1, b3 = ([judge_portable(o) for o in outs])
         mask = judge.union(judge.unstable(b1, b2, rtol, atol), judge.unstable(b1, b3, rtol, atol))
-        try:
-            judge.compare(judge.masked(a, mask), judge.masked(b1, mask), rtol, atol)
-        except judge.Mismatch as exc:
-            # Only now, as a runner-up could fault where its search did
-            # not look and take the process with it.
-            other = retuned(ref, inp, seed, poison)
-            if other is None:
-                raise Mismatch(f"performance input {i}: {exc}") from None
-            mask = judge.union(mask, judge.unstable(b1, other, rtol, atol))
-            try:
-                judge.compare(judge.masked(a, mask), judge.masked(b1, mask), rtol, atol)
-            except judge.Mismatch as exc2:
-                raise Mismatch(f"performance input {i}: {exc2}") from None
+        # Retuned only on a difference: a runner-up could fault where its
+        # search did not look and take the process with it.
+        compare_or_retune(lambda m: judge.compare(judge.masked(a, m), judge.masked(b1, m), rtol, atol),
+                          mask, b1, lambda: retuned(ref, inp, seed, poison), (rtol, atol),
+                          f"performance input {i}")
         del outs, a, b1, b2, b3
         # Four calls' outputs per input stay in torch's cache otherwise,
         # out of reach of the other jobs on the GPU: sixteen such jobs ran
