@@ -408,7 +408,7 @@ make_outputs(struct gen *g, struct item *it)
 
 	it->out = geak_xcalloc((size_t)n, sizeof *it->out);
 	for (i = 0; i < n; i++) {
-		json_t *rec = json_deep_copy(it->rec);
+		json_t *rec = geak_json_copy(it->rec);
 		if (!rec)
 			geak_die(GEAK_EXIT_FATAL, "out of memory");
 		if (n > 1 || !s)

@@ -256,7 +256,7 @@ retrieve_one(json_t *rec, const char *where, void *ctx)
 	for (size_t i = 0; i < nhits; i++)
 		json_array_append_new(all, hit_json(r, &r->hits[i]));
 	if (nhits > 0) {
-		best = json_deep_copy(json_array_get(all, 0));
+		best = geak_json_copy(json_array_get(all, 0));
 		json_object_set_new(best, "mode", json_string(mode == MODE_CODE ? "code" : "instruction"));
 		json_object_set_new(best, "excluded", excluded);
 		if (r->show_excluded)

@@ -265,7 +265,7 @@ num_or_null(double v)
 static json_t *
 selected_record(const struct task *t, const struct cand *c, long rank)
 {
-	json_t *rec = json_deep_copy(c ? c->rec : t->last);
+	json_t *rec = geak_json_copy(c ? c->rec : t->last);
 
 	if (!c)
 		return rec;

@@ -526,6 +526,16 @@ geak_json_compact(json_t *v)
 	return geak_buf_steal(&b);
 }
 
+json_t *
+geak_json_copy(json_t *v)
+{
+	json_t *copy = json_deep_copy(v);
+
+	if (!copy && v)
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+	return copy;
+}
+
 void
 geak_output_init(struct geak_output *out, FILE *fp, const char *name)
 {

@@ -82,6 +82,9 @@ int geak_has_error(json_t *rec);
 /* Compact JSON text of any value, as records are written.  Caller frees. */
 char *geak_json_compact(json_t *v);
 
+/* A deep copy of v (NULL for NULL); exits on allocation failure. */
+json_t *geak_json_copy(json_t *v);
+
 /* The common filter loop: read every record, call fn on the good ones,
  * write each record out, bad lines as error records.  fn returns
  * GEAK_DONE when it changed the record, GEAK_PASS when it left it alone

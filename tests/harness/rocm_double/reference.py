@@ -1,0 +1,13 @@
+# A ROCm-style task whose reference autotunes num_warps only and takes
+# BLOCK from its caller: it cannot launch under the test variant that
+# passes no launch meta-parameters (tests/0330).
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({}, num_warps=1), triton.Config({}, num_warps=2)], key=[])
+@triton.jit
+def double_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2)
