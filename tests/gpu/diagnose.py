@@ -1,0 +1,179 @@
+"""Look into references that fail against themselves on a GPU, outside
+geak-eval, to tell the harness's part from the kernel's.
+
+    python3 tests/gpu/diagnose.py faults RECORDS.jsonl ID[,ID...]
+    python3 tests/gpu/diagnose.py races RECORDS.jsonl ID[,ID...] [CALLS]
+    python3 tests/gpu/diagnose.py perfraces RECORDS.jsonl ID[,ID...] [CALLS]
+
+faults: each reference's correctness runs as geak-eval's worker makes
+them (geakh.run.main in a fresh process), with and without the poison
+and with the launch counter's argument holding on and off, and once as a
+plain script; prints every run's seed, ok and the first line of its error.
+
+races: each reference's test part loaded twice, as two modules (as the
+reference and a candidate identical to it are), and its result_gold
+expression called CALLS times per module, alternately, reseeded before
+each call; prints per module how many distinct outputs its calls gave,
+and whether the two modules' sets of outputs meet: a race that the
+reference's own runs show, or one that only another module shows.
+
+perfraces: the same on the first six inputs of a TritonBench perf
+script, each call on a fresh guarded copy of the input, as the
+performance check makes them (timing.load_tbg with the reference as the
+candidate), every output kept until the input is done.
+"""
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(top, "share", "harness"))
+
+FAULT_RUN = r"""
+import json, os, sys
+sys.path.insert(0, {harness!r})
+import torch
+from geakh import guard, run
+poison, hold = {poison!r}, {hold!r}
+if not hold:
+    guard.Launches.HOLD_CAP = 0
+if poison:
+    guard.PoisonEmpty().__enter__()
+run.main({d!r}, "n", lambda: None, poison)
+with open(os.path.join({d!r}, "result.json")) as fp:
+    res = json.load(fp)
+for r in res["runs"]:
+    err = ((r.get("error") or {{}}).get("message") or "").splitlines()
+    print(r["seed"], r["ok"], err[0][:150] if err else "")
+"""
+
+
+def records(path, ids):
+    want = set(ids.split(","))
+    with open(path) as fp:
+        for line in fp:
+            rec = json.loads(line)
+            if rec["id"] in want or rec["id"].split("/")[-1] in want:
+                yield rec
+
+
+def run_py(text, cwd, timeout=300):
+    try:
+        p = subprocess.run([sys.executable, "-c", text], capture_output=True, text=True,
+                           cwd=cwd, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "timeout"
+    out = p.stdout.strip() or (p.stderr.strip().splitlines() or [""])[-1][:200]
+    return f"exit {p.returncode}\n{out}"
+
+
+def faults(rec):
+    task = rec["task"]
+    for poison in (True, False):
+        for hold in (True, False):
+            d = tempfile.mkdtemp(prefix="diag-")
+            spec = {"suite": task["suite"], "name": task["name"], "code": task["reference"],
+                    "test": task.get("test", ""), "seeds": [42, 43, 44], "cpu": False,
+                    "reference": task["reference"], "perf": task.get("perf"), "entry": None}
+            with open(os.path.join(d, "job.json"), "w") as fp:
+                json.dump(spec, fp)
+            text = FAULT_RUN.format(harness=os.path.join(top, "share", "harness"),
+                                    poison=poison, hold=hold, d=d)
+            print(f"{rec['id']}\tpoison={poison} hold={hold}\t"
+                  + run_py(text, d).replace("\n", "\n\t\t"), flush=True)
+    d = tempfile.mkdtemp(prefix="diag-")
+    with open(os.path.join(d, "plain.py"), "w") as fp:
+        fp.write(task["reference"] + "\n\n" + task.get("test", "") + "\n")
+    text = f"import runpy; runpy.run_path({os.path.join(d, 'plain.py')!r})"
+    print(f"{rec['id']}\tplain script\t" + run_py(text, d).replace("\n", " "), flush=True)
+
+
+def digest(x, h):
+    import torch
+    if isinstance(x, torch.Tensor):
+        buf = io.BytesIO()
+        torch.save(x.detach().cpu().contiguous(), buf)
+        h.update(buf.getvalue())
+    elif isinstance(x, dict):
+        for k in sorted(x, key=str):
+            h.update(str(k).encode())
+            digest(x[k], h)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            digest(v, h)
+    else:
+        h.update(repr(x).encode())
+
+
+def races(rec, calls):
+    from geakh import guard, run
+    task = rec["task"]
+    expr = run.gold_call(task.get("test", ""))
+    if expr is None:
+        print(f"{rec['id']}\tno result_gold expression", flush=True)
+        return
+    d = tempfile.mkdtemp(prefix="diag-")
+    sys.path.insert(0, d)
+    mods = []
+    for side in ("a", "b"):
+        text, _ = run.assemble(task["reference"], task.get("test", ""))
+        path = os.path.join(d, f"{task['name']}_{side}.py")
+        with open(path, "w") as fp:
+            fp.write(text)
+        guard.reseed(42)
+        mods.append(run.load_module(f"{task['name']}_{side}", path))
+    seen = ([], [])
+    for _ in range(calls):
+        for i, mod in enumerate(mods):
+            guard.reseed(42)
+            h = hashlib.sha256()
+            digest(eval(expr, mod.__dict__), h)
+            seen[i].append(h.hexdigest()[:12])
+    a, b = set(seen[0]), set(seen[1])
+    print(f"{rec['id']}\t{calls} calls each: module a {len(a)} distinct, module b {len(b)} "
+          f"distinct, shared {len(a & b)}; a {seen[0]}; b {seen[1]}", flush=True)
+
+
+def perf_races(rec, calls):
+    from geakh import guard, timing
+    task = rec["task"]
+    d = tempfile.mkdtemp(prefix="diag-")
+    spec = {"suite": "tbg", "name": task["name"], "code": task["reference"],
+            "reference": task["reference"], "test": task.get("test", ""),
+            "perf": task["perf"], "seeds": [42]}
+    _, cand, ref, inputs, _ = timing.load_tbg(spec, d)
+    for i, inp in enumerate(inputs):
+        if i == 6:
+            break
+        seen, kept = ([], []), []
+        for _ in range(calls):
+            for k, fn in enumerate((ref, cand)):
+                guard.reseed(42)
+                out = fn(timing.clone(inp))
+                kept.append(out)
+                h = hashlib.sha256()
+                digest(out, h)
+                seen[k].append(h.hexdigest()[:8])
+        a, b = set(seen[0]), set(seen[1])
+        print(f"{rec['id']}\tinput {i}: ref {len(a)} distinct, cand {len(b)} distinct, "
+              f"shared {len(a & b)}; ref {' '.join(seen[0])}; cand {' '.join(seen[1])}", flush=True)
+        del kept
+
+
+def main():
+    modes = {"faults": lambda rec, n: faults(rec), "races": races, "perfraces": perf_races}
+    if len(sys.argv) < 4 or sys.argv[1] not in modes:
+        sys.exit(__doc__)
+    for rec in records(sys.argv[2], sys.argv[3]):
+        try:
+            modes[sys.argv[1]](rec, int(sys.argv[4]) if len(sys.argv) > 4 else 8)
+        except Exception as exc:  # noqa: BLE001 - on to the next
+            print(f"{rec['id']}\tfailed: {type(exc).__name__}: {str(exc)[:200]}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
