@@ -27,6 +27,7 @@
 #include "runner.h"
 
 #define TAIL_BYTES 2000
+#define REF_RESAMPLES 12 /* more runs per seed of a reference that disagrees with itself */
 
 struct opts {
 	long jobs;
@@ -741,6 +742,9 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], int *no_poi
 	json_object_del(jobspec, "cand_test");
 	json_object_set_new(jobspec, "code", json_string(geak_get_str(rec, "task.reference")
 	    ? geak_get_str(rec, "task.reference") : ""));
+	/* A reference whose runs disagree runs each seed this many times
+	 * more, to show more of what races (geakh/run.py: Job.resample). */
+	json_object_set_new(jobspec, "resample", json_integer(REF_RESAMPLES));
 	nonce_hex(nonce);
 	dump_json(jobspec, tmp, "job.json");
 	resp = gpu_job(s, GEAK_GPU_SHARED, "run", tmp, nonce, NULL, err, errlen);

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 24
+plan 27
 
 cat > ref.py <<'PY'
 import torch
@@ -175,6 +175,59 @@ sed -n 1p fragile.jsonl > one.jsonl
 geak-eval --cpu --no-cache --static off --harness "$PWD/badharness" one.jsonl > badjudge.out 2>badjudge.err
 check_same "the judge's failure names its end and its stderr" "true" \
 	"$(jq -r '.error.message | startswith("the judge wrote no verdict (exit): ") and contains("judge broke on purpose")' badjudge.out)"
+
+# A reference whose writes race: 256 places get one of two values at
+# random on every call (os.urandom: no seed decides it).  Its runs on one
+# seed disagree, so it runs each seed more times, and the candidate
+# identical to it passes; one wrong where nothing races still fails.
+cat > racy.py <<'PY'
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale(x_ptr, out_ptr, n, s, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * s, mask=mask)
+
+
+def scale(x, s):
+    out = torch.empty(x.numel() + 256, device=x.device)
+    _scale[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), s, BLOCK=64)
+    bits = torch.tensor(list(os.urandom(256)), device=x.device) % 2
+    out[x.numel():] = bits.float()
+    return out
+PY
+sed 's/) \* s, mask/) * s + (offs == 7), mask/' racy.py > racy-wrong.py
+for c in racy racy-wrong; do
+	jq -nc --rawfile r racy.py --rawfile t test.py --rawfile c "$c.py" --arg m "$c" \
+		'{id: "plain/racy", mutant: $m, code: $c, task: {suite: "plain", name: "racy",
+		  entry: "scale", reference: $r, test: $t}}'
+done > racy.jsonl
+geak-eval --cpu -j 2 --no-cache --static off racy.jsonl > racy.out 2> racy.err
+check_same "a racing reference judged against itself passes (its races left out)" \
+	"true unstable_reference" "$(sed -n 1p racy.out | jq -r '.eval | "\(.exec) \(.notes | join(","))"')"
+check_same "a candidate wrong where nothing races fails" "false mismatch" \
+	"$(sed -n 2p racy.out | jq -r '.eval | "\(.exec) \(.reason)"')"
+
+# Without the poison, arguments of the candidate's launches are recorded
+# but not held alive (holding them moved later tensors to where a
+# reference's reads past its inputs faulted).
+check_same "arguments held with the poison, not without it" "1 1 0 1" \
+	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'import torch
+from geakh import guard, run
+spec = {"suite": "plain", "name": "op", "cpu": True}
+out = []
+for poison in (True, False):
+    run.Job(spec, ".", "n", lambda: None, poison)
+    guard.LAUNCHES.begin_call()
+    guard.LAUNCHES._args((torch.zeros(4),), {})
+    out += [len(guard.LAUNCHES.held), len(guard.LAUNCHES.ptrs)]
+print(*out)')"
 
 # Half-precision outputs are compared at no finer than two units in their
 # last place; float32 keeps the suite's tolerance.

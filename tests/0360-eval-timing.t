@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 34
+plan 38
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], d))' "$1"; }
 c=$top/tests/cheats
@@ -45,6 +45,25 @@ check_same "the half-writing reference is what it says" 1 "$(grep -c 'offs < n /
 out=$(drive time half.py half-time half.py)
 check_same "timing stage: the same code as candidate is not a mismatch" "None 2" \
 	"$(printf '%s' "$out" | field '(globals().get("error"), len(shapes))' | tr -d "(),")"
+
+# A reference whose writes race: 64 places of its output get one of two
+# values at random on every call (os.urandom: no seed decides it).  Where
+# the candidate's outputs differ, more runs of the reference show what
+# races, and it is left out; a candidate wrong elsewhere still fails.
+sed -e 's/^    return out$/    out[-64:] = (torch.tensor(list(os.urandom(64)), device=out.device) % 2).to(out.dtype)\n    return out/' \
+	-e 's/^import torch$/import os\nimport torch/' "$c/add_reference.py" > racy.py
+sed -e 's/x + y, mask=mask)/x + y + (offs == 3), mask=mask)/' racy.py > racy_wrong.py
+check_same "the racing reference and its wrong twin are what they say" "1 1" \
+	"$(grep -c 'os.urandom(64)' racy.py) $(grep -c 'offs == 3' racy_wrong.py)"
+out=$(drive check racy.py racy-check racy.py)
+check_same "check stage: the racing reference as candidate is not a mismatch" None \
+	"$(printf '%s' "$out" | field 'globals().get("error")')"
+out=$(drive time racy.py racy-time racy.py)
+check_same "timing stage: nor there" "None 2" \
+	"$(printf '%s' "$out" | field '(globals().get("error"), len(shapes))' | tr -d "(),")"
+out=$(drive check racy_wrong.py racyw-check racy.py)
+check_same "check stage: a candidate wrong where nothing races still fails" mismatch \
+	"$(printf '%s' "$out" | field 'error["kind"]')"
 
 # A reference that reads past the end of an input (as perf scripts that
 # pass a one-element scale to a kernel indexing it per block make it do):

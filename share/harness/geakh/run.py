@@ -17,7 +17,7 @@ import traceback
 
 import torch
 
-from . import SEPARATOR, guard
+from . import SEPARATOR, guard, judge
 
 _TASK_MODULE_PREFIX = "geak_eval.data.TritonBench.data.TritonBench_G_v1."
 
@@ -219,6 +219,8 @@ class Job:
         self.dir = workdir
         self.nonce = nonce
         self.progress = progress  # called once the first run (compile) is over
+        if not poison:
+            guard.LAUNCHES.hold_nothing()
         self.device = "cpu" if spec.get("cpu") else "cuda"
         self.name = spec["name"]
         self.runs = []
@@ -228,6 +230,26 @@ class Job:
     def seeds(self):
         seeds = list(self.spec.get("seeds") or [42])
         return [seeds[0]] + seeds if self.spec.get("repeat", True) else seeds
+
+    def resample(self, again):
+        """The reference's job ("resample": N) whose two runs on the first
+        seed disagree runs every seed N times more (again(seed) is one
+        more run): the judge leaves out every element where runs on one
+        seed disagree, and kernels that scatter to colliding places give
+        another winner on most calls (on an H200, 5 to 8 distinct outputs
+        in 8 calls of kv_cache_filling, quantize_copy_kv, quantize_kv_copy
+        and decay_cumsum), so two runs show only a part of what races."""
+        extra = int(self.spec.get("resample") or 0)
+        if extra < 1 or not self.spec.get("repeat", True) or len(self.outputs) < 2 \
+                or not all(r["ok"] for r in self.runs):
+            return
+        rtol, atol = judge.TOLERANCE.get(self.spec.get("suite"), (1e-3, 1e-3))
+        if judge.unstable(self.outputs[0], self.outputs[1], rtol, atol) is None:
+            return
+        for seed in dict.fromkeys(self.seeds()):
+            for _ in range(extra):
+                if not self.one(seed, lambda: again(seed)):
+                    return
 
     def one(self, seed, call):
         before = guard.LAUNCHES.count
@@ -289,11 +311,15 @@ class Job:
         if not self.one(seeds[0], first):
             return
         expr = gold_call(spec.get("test", ""))
+        if expr is None:
+            return
+
+        def again(seed):
+            return eval(expr, holder["mod"].__dict__), False
         for s in seeds[1:]:
-            if expr is None:
-                break
-            if not self.one(s, lambda: (eval(expr, holder["mod"].__dict__), False)):
+            if not self.one(s, lambda: again(s)):
                 return
+        self.resample(again)
 
     def run_plain(self):
         spec = self.spec
@@ -331,6 +357,7 @@ class Job:
         for s in self.seeds():
             if not self.one(s, call):
                 return
+        self.resample(lambda seed: call())
 
     def run_rocm(self):
         from . import rocm
