@@ -4,6 +4,7 @@ geak-eval, to tell the harness's part from the kernel's.
     python3 tests/gpu/diagnose.py faults RECORDS.jsonl ID[,ID...]
     python3 tests/gpu/diagnose.py races RECORDS.jsonl ID[,ID...] [CALLS]
     python3 tests/gpu/diagnose.py perfraces RECORDS.jsonl ID[,ID...] [CALLS]
+    python3 tests/gpu/diagnose.py call RECORDS.jsonl ID[,ID...]
 
 faults: each reference's correctness runs as geak-eval's worker makes
 them (geakh.run.main in a fresh process), with and without the poison
@@ -21,6 +22,10 @@ perfraces: the same on the first six inputs of a TritonBench perf
 script, each call on a fresh guarded copy of the input, as the
 performance check makes them (timing.load_tbg with the reference as the
 candidate), every output kept until the input is done.
+
+call: the reference as a candidate's correctness run, as geak-eval's
+worker makes it (a ROCm file that autotunes gets the task's autotune
+variant of the test); prints its runs and notes.
 """
 import hashlib
 import io
@@ -49,6 +54,7 @@ with open(os.path.join({d!r}, "result.json")) as fp:
 for r in res["runs"]:
     err = ((r.get("error") or {{}}).get("message") or "").splitlines()
     print(r["seed"], r["ok"], err[0][:150] if err else "")
+print("notes:", ",".join(res["notes"]))
 """
 
 
@@ -71,20 +77,33 @@ def run_py(text, cwd, timeout=300):
     return f"exit {p.returncode}\n{out}"
 
 
+def job_run(rec, label, poison, hold, **more):
+    task = rec["task"]
+    d = tempfile.mkdtemp(prefix="diag-")
+    spec = {"suite": task["suite"], "name": task["name"], "code": task["reference"],
+            "test": task.get("test", ""), "seeds": [42, 43, 44], "cpu": False,
+            "reference": task["reference"], "perf": task.get("perf"), "entry": None}
+    spec.update(more)
+    with open(os.path.join(d, "job.json"), "w") as fp:
+        json.dump(spec, fp)
+    text = FAULT_RUN.format(harness=os.path.join(top, "share", "harness"),
+                            poison=poison, hold=hold, d=d)
+    print(f"{rec['id']}\t{label}\t" + run_py(text, d, 600).replace("\n", "\n\t\t"), flush=True)
+
+
+def call(rec):
+    task = rec["task"]
+    more = {}
+    if task["suite"] == "rocm" and task.get("test_autotune") and "@triton.autotune" in task["reference"]:
+        more["cand_test"] = task["test_autotune"]
+    job_run(rec, "candidate" + (" (autotune variant)" if more else ""), True, True, **more)
+
+
 def faults(rec):
     task = rec["task"]
     for poison in (True, False):
         for hold in (True, False):
-            d = tempfile.mkdtemp(prefix="diag-")
-            spec = {"suite": task["suite"], "name": task["name"], "code": task["reference"],
-                    "test": task.get("test", ""), "seeds": [42, 43, 44], "cpu": False,
-                    "reference": task["reference"], "perf": task.get("perf"), "entry": None}
-            with open(os.path.join(d, "job.json"), "w") as fp:
-                json.dump(spec, fp)
-            text = FAULT_RUN.format(harness=os.path.join(top, "share", "harness"),
-                                    poison=poison, hold=hold, d=d)
-            print(f"{rec['id']}\tpoison={poison} hold={hold}\t"
-                  + run_py(text, d).replace("\n", "\n\t\t"), flush=True)
+            job_run(rec, f"poison={poison} hold={hold}", poison, hold)
     d = tempfile.mkdtemp(prefix="diag-")
     with open(os.path.join(d, "plain.py"), "w") as fp:
         fp.write(task["reference"] + "\n\n" + task.get("test", "") + "\n")
@@ -165,7 +184,8 @@ def perf_races(rec, calls):
 
 
 def main():
-    modes = {"faults": lambda rec, n: faults(rec), "races": races, "perfraces": perf_races}
+    modes = {"faults": lambda rec, n: faults(rec), "races": races, "perfraces": perf_races,
+             "call": lambda rec, n: call(rec)}
     if len(sys.argv) < 4 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     for rec in records(sys.argv[2], sys.argv[3]):
