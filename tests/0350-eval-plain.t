@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 27
+plan 29
 
 cat > ref.py <<'PY'
 import torch
@@ -228,6 +228,58 @@ for poison in (True, False):
     guard.LAUNCHES._args((torch.zeros(4),), {})
     out += [len(guard.LAUNCHES.held), len(guard.LAUNCHES.ptrs)]
 print(*out)')"
+
+# Numbers in the outputs (a loss, a gradient's norm) where two runs of
+# the reference disagree are left out like tensor elements; the others
+# are still compared.
+check_same "an unstable number is left out, a stable one still compared" "pass mismatch" \
+	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import judge
+r1, r2 = {"loss": 1.0, "norm": 5.0, "n": 3}, {"loss": 1.0, "norm": 4000.0, "n": 3}
+m = judge.unstable(r1, r2, 1e-3, 1e-3)
+out = []
+for cand in ({"loss": 1.0, "norm": 77.0, "n": 3}, {"loss": 2.0, "norm": 5.0, "n": 3}):
+    try:
+        judge.compare(judge.masked(cand, m), judge.masked(r1, m), 1e-3, 1e-3)
+        out.append("pass")
+    except judge.Mismatch:
+        out.append("mismatch")
+print(*out)')"
+
+# A reference run that fails while resampling is dropped, with what it
+# gave before kept: the reference does not fail for it.
+cat > faulty.py <<'PY'
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale(x_ptr, out_ptr, n, s, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * s, mask=mask)
+
+
+CALLS = [0]
+
+
+def scale(x, s):
+    CALLS[0] += 1
+    if CALLS[0] > 12:
+        raise RuntimeError("illegal memory access, as it were")
+    out = torch.empty(x.numel() + 8, device=x.device)
+    _scale[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), s, BLOCK=64)
+    out[x.numel():] = (torch.tensor(list(os.urandom(8)), device=x.device) % 2).float()
+    return out
+PY
+jq -nc --rawfile r faulty.py --rawfile t test.py --rawfile c faulty.py \
+	'{id: "plain/faulty", code: $c, task: {suite: "plain", name: "faulty", entry: "scale",
+	  reference: $r, test: $t}}' > faulty.jsonl
+geak-eval --cpu --no-cache --static off faulty.jsonl > faulty.out 2> faulty.err
+check_same "a reference that fails in its extra runs still judges (itself as candidate passes)" \
+	"true unstable_reference" "$(jq -r '.eval | "\(.exec) \(.notes | join(","))"' faulty.out)"
 
 # Half-precision outputs are compared at no finer than two units in their
 # last place; float32 keeps the suite's tolerance.

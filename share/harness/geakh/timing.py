@@ -395,7 +395,7 @@ def check_timed_outputs(i, cand_outs, ref_outs, poisoned, tol, others=None):
                         f"performance input {i}, timed call")
 
 
-RESAMPLE_ROUNDS = 4
+RESAMPLE_ROUNDS = 8
 
 
 def compare_or_resample(compare, mask, base, others, tol, where):
