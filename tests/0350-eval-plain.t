@@ -180,21 +180,9 @@ check_same "the judge's failure names its end and its stderr" "true" \
 # random on every call (os.urandom: no seed decides it).  Its runs on one
 # seed disagree, so it runs each seed more times, and the candidate
 # identical to it passes; one wrong where nothing races still fails.
-cat > racy.py <<'PY'
-import os
-
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def _scale(x_ptr, out_ptr, n, s, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * s, mask=mask)
-
-
+# The kernel of ref.py, with a wrapper of its own.
+kernel() { sed '/^def scale/,$d' ref.py | sed 's/^import torch$/import os\nimport torch/'; }
+{ kernel; cat <<'PY'
 def scale(x, s):
     out = torch.empty(x.numel() + 256, device=x.device)
     _scale[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), s, BLOCK=64)
@@ -202,6 +190,7 @@ def scale(x, s):
     out[x.numel():] = bits.float()
     return out
 PY
+} > racy.py
 sed 's/) \* s, mask/) * s + (offs == 7), mask/' racy.py > racy-wrong.py
 for c in racy racy-wrong; do
 	jq -nc --rawfile r racy.py --rawfile t test.py --rawfile c "$c.py" --arg m "$c" \
@@ -247,21 +236,7 @@ print(*out)')"
 
 # A reference run that fails while resampling is dropped, with what it
 # gave before kept: the reference does not fail for it.
-cat > faulty.py <<'PY'
-import os
-
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def _scale(x_ptr, out_ptr, n, s, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * s, mask=mask)
-
-
+{ kernel; cat <<'PY'
 CALLS = [0]
 
 
@@ -274,6 +249,7 @@ def scale(x, s):
     out[x.numel():] = (torch.tensor(list(os.urandom(8)), device=x.device) % 2).float()
     return out
 PY
+} > faulty.py
 jq -nc --rawfile r faulty.py --rawfile t test.py --rawfile c faulty.py \
 	'{id: "plain/faulty", code: $c, task: {suite: "plain", name: "faulty", entry: "scale",
 	  reference: $r, test: $t}}' > faulty.jsonl

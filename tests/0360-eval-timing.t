@@ -46,6 +46,20 @@ out=$(drive time half.py half-time half.py)
 check_same "timing stage: the same code as candidate is not a mismatch" "None 2" \
 	"$(printf '%s' "$out" | field '(globals().get("error"), len(shapes))' | tr -d "(),")"
 
+# NAME.py as its own candidate passes both stages; NAME_wrong.py fails the
+# check stage (3 checks).
+self_and_twin() {
+	out=$(drive check "$1.py" "$1-check" "$1.py")
+	check_same "check stage: the $1 reference as candidate is not a mismatch" None \
+		"$(printf '%s' "$out" | field 'globals().get("error")')"
+	out=$(drive time "$1.py" "$1-time" "$1.py")
+	check_same "timing stage: nor there" "None 2" \
+		"$(printf '%s' "$out" | field '(globals().get("error"), len(shapes))' | tr -d "(),")"
+	out=$(drive check "$1_wrong.py" "$1w-check" "$1.py")
+	check_same "check stage: a candidate wrong $2 still fails" mismatch \
+		"$(printf '%s' "$out" | field 'error["kind"]')"
+}
+
 # A reference whose writes race: 64 places of its output get one of two
 # values at random on every call (os.urandom: no seed decides it).  Where
 # the candidate's outputs differ, more runs of the reference show what
@@ -55,15 +69,7 @@ sed -e 's/^    return out$/    out[-64:] = (torch.tensor(list(os.urandom(64)), d
 sed -e 's/x + y, mask=mask)/x + y + (offs == 3), mask=mask)/' racy.py > racy_wrong.py
 check_same "the racing reference and its wrong twin are what they say" "1 1" \
 	"$(grep -c 'os.urandom(64)' racy.py) $(grep -c 'offs == 3' racy_wrong.py)"
-out=$(drive check racy.py racy-check racy.py)
-check_same "check stage: the racing reference as candidate is not a mismatch" None \
-	"$(printf '%s' "$out" | field 'globals().get("error")')"
-out=$(drive time racy.py racy-time racy.py)
-check_same "timing stage: nor there" "None 2" \
-	"$(printf '%s' "$out" | field '(globals().get("error"), len(shapes))' | tr -d "(),")"
-out=$(drive check racy_wrong.py racyw-check racy.py)
-check_same "check stage: a candidate wrong where nothing races still fails" mismatch \
-	"$(printf '%s' "$out" | field 'error["kind"]')"
+self_and_twin racy "where nothing races"
 
 # A reference that reads past the end of an input (as perf scripts that
 # pass a one-element scale to a kernel indexing it per block make it do):
@@ -73,15 +79,7 @@ sed -e 's/y_ptr + offs, mask=mask)/y_ptr + offs + n \/\/ 2, mask=mask)/' "$c/add
 sed -e 's/x + y, mask=mask)/x - y, mask=mask)/' past.py > past_wrong.py
 check_same "the reading-past-the-end reference and its wrong twin are what they say" "1 1" \
 	"$(grep -c 'n // 2' past.py) $(grep -c 'x - y' past_wrong.py)"
-out=$(drive check past.py past-check past.py)
-check_same "check stage: the same code as candidate is not a mismatch" None \
-	"$(printf '%s' "$out" | field 'globals().get("error")')"
-out=$(drive time past.py past-time past.py)
-check_same "timing stage: nor there" "None 2" \
-	"$(printf '%s' "$out" | field '(globals().get("error"), len(shapes))' | tr -d "(),")"
-out=$(drive check past_wrong.py pastw-check past.py)
-check_same "check stage: a candidate wrong where the reference is defined still fails" mismatch \
-	"$(printf '%s' "$out" | field 'error["kind"]')"
+self_and_twin past "where the reference is defined"
 
 # A reference whose first call in a process differs, as racing writes
 # decided by a cold start do: the reference's calls disagree there, and
