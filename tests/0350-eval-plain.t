@@ -242,7 +242,7 @@ CALLS = [0]
 
 def scale(x, s):
     CALLS[0] += 1
-    if CALLS[0] > 12:
+    if CALLS[0] > 40:
         raise RuntimeError("illegal memory access, as it were")
     out = torch.empty(x.numel() + 8, device=x.device)
     _scale[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), s, BLOCK=64)
