@@ -26,6 +26,13 @@ HALF_ULPS = 2
 PASSED_ON = frozenset({"original_test"})
 
 
+def tolerance(spec):
+    """(rtol, atol) of a job's spec: the task's, else its suite's."""
+    tol = spec.get("tolerance") or {}
+    default = TOLERANCE.get(spec.get("suite"), (1e-3, 1e-3))
+    return tol.get("rtol", default[0]), tol.get("atol", default[1])
+
+
 def dtype_tolerance(dtype, rtol, atol):
     if dtype in (torch.float16, torch.bfloat16):
         floor = HALF_ULPS * torch.finfo(dtype).eps

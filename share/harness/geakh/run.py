@@ -243,8 +243,7 @@ class Job:
         if extra < 1 or not self.spec.get("repeat", True) or len(self.outputs) < 2 \
                 or not all(r["ok"] for r in self.runs):
             return
-        rtol, atol = judge.TOLERANCE.get(self.spec.get("suite"), (1e-3, 1e-3))
-        if judge.unstable(self.outputs[0], self.outputs[1], rtol, atol) is None:
+        if judge.unstable(self.outputs[0], self.outputs[1], *judge.tolerance(self.spec)) is None:
             return
         for seed in dict.fromkeys(self.seeds()):
             for _ in range(extra):

@@ -302,12 +302,13 @@ def second_opinions(ref, inp, seed, poison, first=True):
     races; the outputs are all kept until the last call is made, so that
     each lands elsewhere in memory."""
     outs = []
-    with TUNINGS.runners_up() as swapped:
-        if swapped and first:
+    if first:
+        with TUNINGS.runners_up() as swapped:
             try:
-                with empty_poisoned(poison):
-                    guard.reseed(seed)
-                    outs.append(judge_portable(ref(clone(inp))))
+                if swapped:
+                    with empty_poisoned(poison):
+                        guard.reseed(seed)
+                        outs.append(judge_portable(ref(clone(inp))))
             except Exception:  # noqa: BLE001 - no opinion from it, then
                 pass
     with empty_poisoned(poison):
@@ -423,12 +424,6 @@ def compare_or_resample(compare, mask, base, others, tol, where):
         except judge.Mismatch as exc:
             last = exc
     raise Mismatch(f"{where}: {last}") from None
-
-
-def tolerance(spec):
-    tol = spec.get("tolerance") or {}
-    default = judge.TOLERANCE.get(spec["suite"], (1e-3, 1e-3))
-    return tol.get("rtol", default[0]), tol.get("atol", default[1])
 
 
 class Cheat(Exception):
@@ -559,7 +554,7 @@ def check_perf_outputs(spec, cand, ref, inputs, seed, poison=True):
     nonetheless, more runs of the reference, one with its autotuners'
     runners-up (see second_opinions), leave out the elements that depend
     on its tuning or on the winner of a race too."""
-    rtol, atol = tolerance(spec)
+    rtol, atol = judge.tolerance(spec)
     for i, inp in enumerate(inputs):
         outs = []
         with empty_poisoned(poison):
@@ -779,7 +774,7 @@ def main(d, nonce, progress, req, ready=None):
         if ready:
             ready()
         rows = measure(bench, cand, ref, inputs, reps, max(1, int(req.get("warmup", 2))), seed,
-                       tolerance(spec), spent, tuned, poison)
+                       judge.tolerance(spec), spent, tuned, poison)
         launched = guard.LAUNCHES.count
         for row, inp in zip(rows, getattr(inputs, "host", inputs)):
             for key, fn in (("gbps", "get_gbps"), ("tflops", "get_tflops")):
