@@ -1057,6 +1057,10 @@ perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *st
 	double t0 = geak_now(), w0 = s->lock_wait;
 
 	json_object_set(jobspec, "code", json_object_get(rec, "code"));
+	/* A ROCm candidate that could not launch under the autotune variant
+	 * of the test passed under the original: it is timed under that too. */
+	if (has_note(ev, "original_test"))
+		json_object_del(jobspec, "cand_test");
 	dump_json(jobspec, dir, "job.json");
 	json_decref(jobspec);
 	nonce_hex(nonce);
@@ -1244,16 +1248,8 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 		add_note(ev, "perf_skipped");
 	else if (json_is_true(json_object_get(ev, "exec")) && s->gpu &&
 	    (json_is_string(json_object_get(spec, "perf")) ||
-	    !strcmp(json_string_value(json_object_get(spec, "suite")), "rocm"))) {
-		/* A ROCm candidate that could not launch under the autotune
-		 * variant of the test passed under the original: it is timed
-		 * under that too. */
-		jobspec = geak_json_copy(spec);
-		if (has_note(ev, "original_test"))
-			json_object_del(jobspec, "cand_test");
-		perf(s, ev, jobspec, rec, no_poison);
-		json_decref(jobspec);
-	}
+	    !strcmp(json_string_value(json_object_get(spec, "suite")), "rocm")))
+		perf(s, ev, spec, rec, no_poison);
 	json_object_set_new(json_object_get(ev, "phases"), "lock_wait", json_seconds(s->lock_wait));
 	if (s->oom_retries)
 		add_note(ev, "oom_retry");

@@ -8,7 +8,8 @@ geak-eval, to tell the harness's part from the kernel's.
 
 faults: each reference's correctness runs as geak-eval's worker makes
 them (geakh.run.main in a fresh process), with and without the poison
-and with the launch counter's argument holding on and off, and once as a
+and with the launch counter's argument holding on and off (without the
+poison the harness now holds nothing whatever this asks), and once as a
 plain script; prints every run's seed, ok and the first line of its error.
 
 races: each reference's test part loaded twice, as two modules (as the
