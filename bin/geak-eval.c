@@ -1043,6 +1043,21 @@ add_spent(json_t *ev, json_t *spent)
 	}
 }
 
+/* The performance checks passed only as a racing reference's own run
+ * would (geakh/judge.py races_alike).  The only note taken from a run
+ * that imported the candidate, and once. */
+static void
+add_spread_note(json_t *ev, json_t *t)
+{
+	static const char spread[] = "within_reference_spread";
+	json_t *n;
+	size_t i;
+
+	json_array_foreach(json_object_get(t, "notes"), i, n)
+		if (json_is_string(n) && !strcmp(json_string_value(n), spread) && !has_note(ev, spread))
+			add_note(ev, spread);
+}
+
 /* One stage of the performance run: "check" (the outputs on the
  * performance inputs, beside other jobs, compiling what the timing needs)
  * or "time" (alone on the GPU).  0 when the next stage may follow. */
@@ -1095,6 +1110,7 @@ perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *st
 				apply_timing(ev, t);
 				add_spent(ev, json_object_get(t, "spent"));
 			}
+			add_spread_note(ev, t);
 			ok = 0;
 		}
 		json_decref(t);

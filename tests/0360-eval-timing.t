@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 38
+plan 43
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], d))' "$1"; }
 c=$top/tests/cheats
@@ -70,6 +70,26 @@ sed -e 's/x + y, mask=mask)/x + y + (offs == 3), mask=mask)/' racy.py > racy_wro
 check_same "the racing reference and its wrong twin are what they say" "1 1" \
 	"$(grep -c 'os.urandom(64)' racy.py) $(grep -c 'offs == 3' racy_wrong.py)"
 self_and_twin racy "where nothing races"
+
+# A reference that races where no number of its runs shows every element
+# that can: one element of a 65536-wide tail, drawn at random on every
+# call, is set.  The candidate identical to it passes both stages, noted,
+# as its outputs differ elsewhere on each call; one wrong at the same
+# element on every call still fails.
+sed -e 's/^    return out$/    tail = torch.zeros(1 << 16, dtype=out.dtype, device=out.device)\n    tail[int.from_bytes(os.urandom(4), "little") % (1 << 16)] = 1\n    return torch.cat([out, tail])/' \
+	-e 's/^import torch$/import os\nimport torch/' "$c/add_reference.py" > sparse.py
+sed -e 's/x + y, mask=mask)/x + y + (offs == 3), mask=mask)/' sparse.py > sparse_wrong.py
+check_same "the sparsely racing reference and its wrong twin are what they say" "1 1" \
+	"$(grep -c 'os.urandom(4)' sparse.py) $(grep -c 'offs == 3' sparse_wrong.py)"
+for stage in check time; do
+	out=$(drive $stage sparse.py sparse-$stage sparse.py)
+	check_same "$stage stage: the sparsely racing reference as candidate passes, noted" \
+		"None ['within_reference_spread']" \
+		"$(printf '%s' "$out" | field '(globals().get("error"), notes)' | sed 's/^(//; s/)$//; s/, / /')"
+	out=$(drive $stage sparse_wrong.py sparse-w-$stage sparse.py)
+	check_same "$stage stage: wrong at one element on every call, it fails" mismatch \
+		"$(printf '%s' "$out" | field 'error["kind"]')"
+done
 
 # A reference that reads past the end of an input (as perf scripts that
 # pass a one-element scale to a kernel indexing it per block make it do):

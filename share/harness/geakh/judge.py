@@ -44,13 +44,22 @@ class Mismatch(Exception):
     pass
 
 
+def _differ(tally, message, n):
+    """n elements differ: a Mismatch, or, when tally is a list, n added
+    to it (a count is wanted, see races_alike)."""
+    if tally is None:
+        raise Mismatch(message)
+    tally.append(n)
+
+
 def _where(path):
     return "".join(path) or "output"
 
 
-def compare(a, b, rtol, atol, path=()):
+def compare(a, b, rtol, atol, path=(), tally=None):
     """Raise Mismatch naming the first difference of candidate a against
-    reference b."""
+    reference b.  With tally (a list), differing values are counted into
+    it instead; a difference of structure, shape or type still raises."""
     if isinstance(b, dict) and "__opaque__" in b and isinstance(a, dict) and "__opaque__" in a:
         raise Mismatch(f"{_where(path)}: the reference returned an object of class "
                        f"{b['__opaque__']}, which cannot be compared")
@@ -66,7 +75,7 @@ def compare(a, b, rtol, atol, path=()):
         if a.dtype == torch.bool or not (a.is_floating_point() or a.is_complex()):
             if not torch.equal(a, b):
                 n = int((a != b).sum())
-                raise Mismatch(f"{_where(path)}: {n} of {a.numel()} elements differ")
+                _differ(tally, f"{_where(path)}: {n} of {a.numel()} elements differ", n)
             return
         if torch.equal(a, b):
             return
@@ -79,9 +88,10 @@ def compare(a, b, rtol, atol, path=()):
             diff = (af - bf).abs()[both]
             worst = float(diff.max()) if diff.numel() else float("nan")
             nan_a, nan_b = int(torch.isnan(af).sum()), int(torch.isnan(bf).sum())
-            raise Mismatch(f"{_where(path)}: {int(bad.sum())} of {a.numel()} elements differ "
-                           f"(max abs diff {worst:.3g}, NaN {nan_a} vs {nan_b}, "
-                           f"rtol {rtol:g} atol {atol:g})")
+            n = int(bad.sum())
+            _differ(tally, f"{_where(path)}: {n} of {a.numel()} elements differ "
+                    f"(max abs diff {worst:.3g}, NaN {nan_a} vs {nan_b}, "
+                    f"rtol {rtol:g} atol {atol:g})", n)
         return
     if isinstance(b, dict):
         if not isinstance(a, dict):
@@ -90,7 +100,7 @@ def compare(a, b, rtol, atol, path=()):
             miss, extra = sorted(map(str, set(b) - set(a))), sorted(map(str, set(a) - set(b)))
             raise Mismatch(f"{_where(path)}: keys differ (missing {miss[:5]}, extra {extra[:5]})")
         for k in b:
-            compare(a[k], b[k], rtol, atol, path + (f"[{k!r}]",))
+            compare(a[k], b[k], rtol, atol, path + (f"[{k!r}]",), tally)
         return
     if isinstance(b, (list, tuple)):
         if not isinstance(a, (list, tuple)) or type(a) is not type(b):
@@ -98,7 +108,7 @@ def compare(a, b, rtol, atol, path=()):
         if len(a) != len(b):
             raise Mismatch(f"{_where(path)}: length {len(a)}, expected {len(b)}")
         for i, (x, y) in enumerate(zip(a, b)):
-            compare(x, y, rtol, atol, path + (f"[{i}]",))
+            compare(x, y, rtol, atol, path + (f"[{i}]",), tally)
         return
     if type(a) is not type(b):
         raise Mismatch(f"{_where(path)}: expected {_kind(b)}, got {_kind(a)}")
@@ -106,10 +116,12 @@ def compare(a, b, rtol, atol, path=()):
         if math.isnan(b) and math.isnan(a):
             return
         if not math.isclose(a, b, rel_tol=rtol, abs_tol=atol):
-            raise Mismatch(f"{_where(path)}: {a!r}, expected {b!r}")
+            _differ(tally, f"{_where(path)}: {a!r}, expected {b!r}", 1)
         return
     if a != b:
-        raise Mismatch(f"{_where(path)}: {a!r}, expected {b!r}")
+        if not _number(b):
+            raise Mismatch(f"{_where(path)}: {a!r}, expected {b!r}")
+        _differ(tally, f"{_where(path)}: {a!r}, expected {b!r}", 1)
 
 
 def _wide(t):
@@ -220,6 +232,67 @@ def _union2(a, b):
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         return [_union2(x, y) for x, y in zip(a, b)]
     return a
+
+
+def count(mask):
+    """The elements a mask of unstable() leaves out."""
+    if mask is None:
+        return 0
+    if mask is True:
+        return 1
+    if isinstance(mask, torch.Tensor):
+        return int(mask.sum())
+    if isinstance(mask, dict):
+        return sum(count(m) for m in mask.values())
+    return sum(count(m) for m in mask)
+
+
+def intersection(a, b):
+    """The elements two masks of unstable() both leave out."""
+    if a is None or b is None:
+        return None
+    if a is True or b is True:
+        return b if a is True else a
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        m = a & b if a.shape == b.shape else None
+        return m if m is not None and bool(m.any()) else None
+    if isinstance(a, dict) and isinstance(b, dict):
+        m = {k: intersection(a[k], b[k]) for k in a if k in b}
+        return m if any(v is not None for v in m.values()) else None
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        m = [intersection(x, y) for x, y in zip(a, b)]
+        return m if any(v is not None for v in m) else None
+    return None
+
+
+# The note of a candidate that passed as a racing reference's own run
+# would (see races_alike).
+SPREAD_NOTE = "within_reference_spread"
+
+
+def races_alike(draws, base, mask, rtol, atol, spread):
+    """True when two or more outputs of a candidate (draws) differ from a
+    racing reference's (base) outside mask as another run of the
+    reference would: each at no more elements than one run of the
+    reference differs from another (spread), and never all at one element.
+    Kernels that scatter to colliding places pick another winner on most
+    calls, and no number of runs of the reference shows every element
+    that can race; but a value that is wrong is wrong in every run."""
+    if not spread or len(draws) < 2:
+        return False
+    b = masked(base, mask)
+    common = None
+    for i, d in enumerate(draws):
+        a, tally = masked(d, mask), []
+        try:
+            compare(a, b, rtol, atol, tally=tally)
+        except Mismatch:
+            return False  # a shape, a type, a key: no race gives those
+        if sum(tally) > spread:
+            return False
+        where = unstable(a, b, rtol, atol)
+        common = where if i == 0 else intersection(common, where)
+    return common is None
 
 
 def nan_where(x):
