@@ -13,7 +13,8 @@
 # the TritonBench references whose fixes the last timed run did not see,
 # and those it did not reach) and fails.jsonl (the references that run
 # upstream on an H200 but did not pass, or were not reached, in the last
-# timed runs).
+# timed runs) and still.jsonl (those of fails.jsonl that failed in the
+# last stop's runs for causes on the candidate's side, or did not end).
 #
 #   tests/gpu/eval-data.sh [geak-eval-data.tar.gz [DIR]]
 set -eu
@@ -52,6 +53,12 @@ fails='"rocm/layernorm","rocm/softmax","tbg/chunk_gla_fwd","tbg/chunk_gla_simple
 "tbg/parallel_attention","tbg/token_attn_llama2","tbg/destindex_copy","tbg/destindex_copy_kv1",
 "tbg/destindex_copy_kv2","tbg/matmul_kernel","tbg/triton_attention","rocm/test_triton_sort","rocm/rmsnorm_fwd"'
 jq -c "select(.id | IN($fails))" "$dir/all.jsonl" > "$dir/fails.jsonl"
+still='"tbg/destindex_copy_kv2","tbg/destindex_copy_kv1","tbg/triton_attention","tbg/quantize_copy_kv",
+"tbg/chunk_gla_simple","tbg/chunk_gla_fwd","tbg/quantize_kv_transform","tbg/kv_cache_filling",
+"tbg/quantize_kv_copy","tbg/destindex_copy","tbg/layer_norm_welfold","tbg/token_attn_llama2",
+"tbg/rotary_emb_nopad","tbg/parallel_attention","tbg/fast_rope_embedding","tbg/fused_recurrent_hgrn",
+"tbg/matrix_vector_multip"'
+jq -c "select(.id | IN($still))" "$dir/all.jsonl" > "$dir/still.jsonl"
 c=$top/tests/cheats
 for f in "$c"/*.py; do
 	case $f in */add_*) continue ;; esac
