@@ -1044,7 +1044,7 @@ add_spent(json_t *ev, json_t *spent)
 }
 
 /* The performance checks passed only as a racing reference's own run
- * would (geakh/judge.py races_alike).  The only note taken from a run
+ * would (geakh/judge.py unlike_races).  The only note taken from a run
  * that imported the candidate, and once. */
 static void
 add_spread_note(json_t *ev, json_t *t)

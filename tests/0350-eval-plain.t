@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 29
+plan 33
 
 cat > ref.py <<'PY'
 import torch
@@ -202,6 +202,38 @@ check_same "a racing reference judged against itself passes (its races left out)
 	"true unstable_reference" "$(sed -n 1p racy.out | jq -r '.eval | "\(.exec) \(.notes | join(","))"')"
 check_same "a candidate wrong where nothing races fails" "false mismatch" \
 	"$(sed -n 2p racy.out | jq -r '.eval | "\(.exec) \(.reason)"')"
+
+# A reference that races where no number of its runs shows every element
+# that can: one element of a 65536-wide tail, drawn at random on every
+# call, is set.  Its identical candidate differs from it on every run, at
+# another element each time: it passes, noted.  One wrong at the same
+# element in every run fails, and the message says why it is no race
+# (the test calls it twice: two elements race, two are wrong).
+{ kernel; cat <<'PY'
+def scale(x, s):
+    out = torch.empty(x.numel() + 65536, device=x.device)
+    _scale[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), s, BLOCK=64)
+    out[x.numel():] = 0
+    out[x.numel() + int.from_bytes(os.urandom(4), "little") % 65536] = 1
+    return out
+PY
+} > sparse.py
+sed 's/) \* s, mask/) * s + (offs == 7), mask/' sparse.py > sparse-wrong.py
+check_same "the sparsely racing reference and its wrong twin are what they say" "1 1" \
+	"$(grep -c 'os.urandom(4)' sparse.py) $(grep -c 'offs == 7' sparse-wrong.py)"
+for c in sparse sparse-wrong; do
+	jq -nc --rawfile r sparse.py --rawfile t test.py --rawfile c "$c.py" --arg m "$c" \
+		'{id: "plain/sparse", mutant: $m, code: $c, task: {suite: "plain", name: "sparse",
+		  entry: "scale", reference: $r, test: $t}}'
+done > sparse.jsonl
+geak-eval --cpu -j 2 --no-cache --static off sparse.jsonl > sparse.out 2> sparse.err
+check_same "a sparsely racing reference judged against itself passes, noted" \
+	"true unstable_reference,within_reference_spread" \
+	"$(sed -n 1p sparse.out | jq -r '.eval | "\(.exec) \(.notes - ["no_landlock"] | join(","))"')"
+check_same "a candidate wrong at one element in every run fails" "false mismatch" \
+	"$(sed -n 2p sparse.out | jq -r '.eval | "\(.exec) \(.reason)"')"
+check_match "its message gives the counts" "own runs differ at up to 4 elements, the candidate.s outputs at [0-9, ]+, 2 in all of them" \
+	"$(sed -n 2p sparse.out | jq -r '.eval.message')"
 
 # Without the poison, arguments of the candidate's launches are recorded
 # but not held alive (holding them moved later tensors to where a

@@ -5,6 +5,7 @@ geak-eval, to tell the harness's part from the kernel's.
     python3 tests/gpu/diagnose.py races RECORDS.jsonl ID[,ID...] [CALLS]
     python3 tests/gpu/diagnose.py perfraces RECORDS.jsonl ID[,ID...] [CALLS]
     python3 tests/gpu/diagnose.py call RECORDS.jsonl ID[,ID...]
+    python3 tests/gpu/diagnose.py tuning RECORDS.jsonl ID[,ID...] [PROCESSES]
 
 faults: each reference's correctness runs as geak-eval's worker makes
 them (geakh.run.main in a fresh process), with and without the poison
@@ -27,6 +28,12 @@ candidate), every output kept until the input is done.
 call: the reference as a candidate's correctness run, as geak-eval's
 worker makes it (a ROCm file that autotunes gets the task's autotune
 variant of the test); prints its runs and notes.
+
+tuning: the reference's correctness runs in PROCESSES fresh processes
+with its autotuners' own choices, then as many with their runners-up (as
+the reference's second process makes them); prints per process every
+autotuner's choice per key with the times its search took, and a digest
+of each output (a dict's values or a sequence's items, one level down).
 """
 import hashlib
 import io
@@ -49,9 +56,31 @@ if not hold:
     guard.Launches.HOLD_CAP = 0
 if poison:
     guard.PoisonEmpty().__enter__()
+if {runners_up!r}:
+    from geakh import timing
+    timing.prefer_runners_up()
 run.main({d!r}, "n", lambda: None, poison)
 with open(os.path.join({d!r}, "result.json")) as fp:
     res = json.load(fp)
+if {tuning!r}:
+    import gc, hashlib, io
+    from triton.runtime.autotuner import Autotuner
+    for t in gc.get_objects():
+        if isinstance(t, Autotuner) and t.cache:
+            times = {{str(c): round(float(v[0] if isinstance(v, (list, tuple)) else v), 5)
+                     for c, v in (getattr(t, "configs_timings", None) or {{}}).items()}}
+            print("tuner", t.base_fn.__name__, {{k: str(c) for k, c in t.cache.items()}}, times)
+    outs = torch.load(os.path.join({d!r}, "outputs.pt"), weights_only=True)
+    def parts(x):
+        return list(x.items()) if isinstance(x, dict) else list(enumerate(x)) if isinstance(x, (list, tuple)) else [("", x)]
+    for r, o in zip(res["runs"], outs):
+        line = []
+        for k, v in parts(o):
+            for j, w in parts(v):
+                buf = io.BytesIO()
+                torch.save(w, buf)
+                line.append(f"{{k}}{{j}}:{{hashlib.sha256(buf.getvalue()).hexdigest()[:6]}}")
+        print("outputs", r["seed"], " ".join(line))
 for r in res["runs"]:
     err = ((r.get("error") or {{}}).get("message") or "").splitlines()
     print(r["seed"], r["ok"], err[0][:150] if err else "")
@@ -78,7 +107,7 @@ def run_py(text, cwd, timeout=300):
     return f"exit {p.returncode}\n{out}"
 
 
-def job_run(rec, label, poison, hold, **more):
+def job_run(rec, label, poison, hold, runners_up=False, tuning=False, **more):
     task = rec["task"]
     d = tempfile.mkdtemp(prefix="diag-")
     spec = {"suite": task["suite"], "name": task["name"], "code": task["reference"],
@@ -88,7 +117,7 @@ def job_run(rec, label, poison, hold, **more):
     with open(os.path.join(d, "job.json"), "w") as fp:
         json.dump(spec, fp)
     text = FAULT_RUN.format(harness=os.path.join(top, "share", "harness"),
-                            poison=poison, hold=hold, d=d)
+                            poison=poison, hold=hold, d=d, runners_up=runners_up, tuning=tuning)
     print(f"{rec['id']}\t{label}\t" + run_py(text, d, 600).replace("\n", "\n\t\t"), flush=True)
 
 
@@ -110,6 +139,13 @@ def faults(rec):
         fp.write(task["reference"] + "\n\n" + task.get("test", "") + "\n")
     text = f"import runpy; runpy.run_path({os.path.join(d, 'plain.py')!r})"
     print(f"{rec['id']}\tplain script\t" + run_py(text, d).replace("\n", " "), flush=True)
+
+
+def tuning(rec, processes):
+    for runners_up in (False, True):
+        for k in range(processes):
+            job_run(rec, f"{'runners-up' if runners_up else 'own choices'} {k}", True, True,
+                    runners_up=runners_up, tuning=True)
 
 
 def digest(x, h):
@@ -186,7 +222,7 @@ def perf_races(rec, calls):
 
 def main():
     modes = {"faults": lambda rec, n: faults(rec), "races": races, "perfraces": perf_races,
-             "call": lambda rec, n: call(rec)}
+             "call": lambda rec, n: call(rec), "tuning": tuning}
     if len(sys.argv) < 4 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     for rec in records(sys.argv[2], sys.argv[3]):

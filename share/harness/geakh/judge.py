@@ -46,7 +46,7 @@ class Mismatch(Exception):
 
 def _differ(tally, message, n):
     """n elements differ: a Mismatch, or, when tally is a list, n added
-    to it (a count is wanted, see races_alike)."""
+    to it (a count is wanted, see unlike_races)."""
     if tally is None:
         raise Mismatch(message)
     tally.append(n)
@@ -265,34 +265,38 @@ def intersection(a, b):
     return None
 
 
-# The note of a candidate that passed as a racing reference's own run
-# would (see races_alike).
+# The note of a candidate that passed as a racing reference's own runs
+# would (see unlike_races).
 SPREAD_NOTE = "within_reference_spread"
 
 
-def races_alike(draws, base, mask, rtol, atol, spread):
-    """True when two or more outputs of a candidate (draws) differ from a
-    racing reference's (base) outside mask as another run of the
-    reference would: each at no more elements than one run of the
-    reference differs from another (spread), and never all at one element.
-    Kernels that scatter to colliding places pick another winner on most
-    calls, and no number of runs of the reference shows every element
-    that can race; but a value that is wrong is wrong in every run."""
-    if not spread or len(draws) < 2:
-        return False
-    b = masked(base, mask)
-    common = None
-    for i, d in enumerate(draws):
-        a, tally = masked(d, mask), []
+def unlike_races(pairs, rtol, atol, spread):
+    """None when two or more outputs of a candidate, each with the
+    reference's on the same input (pairs, masked alike), differ as another
+    run of a racing reference would: each at no more elements than one run
+    of the reference differs from another (spread), and never all at one
+    element.  Otherwise why not.  Kernels that scatter to colliding places
+    pick another winner on most calls, and no number of runs of the
+    reference shows every element that can race; but a value that is
+    wrong is wrong in every run."""
+    if not spread:
+        return "the reference's own runs agree"
+    if len(pairs) < 2:
+        return "one output of the candidate"
+    counts, common = [], None
+    for i, (a, b) in enumerate(pairs):
+        tally = []
         try:
             compare(a, b, rtol, atol, tally=tally)
         except Mismatch:
-            return False  # a shape, a type, a key: no race gives those
-        if sum(tally) > spread:
-            return False
+            return "a difference no race gives"  # a shape, a type, a key
+        counts.append(sum(tally))
         where = unstable(a, b, rtol, atol)
         common = where if i == 0 else intersection(common, where)
-    return common is None
+    if max(counts) <= spread and common is None:
+        return None
+    return (f"the reference's own runs differ at up to {spread} elements, the candidate's "
+            f"outputs at {', '.join(map(str, counts))}, {count(common)} in all of them")
 
 
 def nan_where(x):
@@ -450,38 +454,54 @@ def verdict(spec):
     rtol, atol = TOLERANCE.get(spec.get("suite"), (1e-3, 1e-3))
     rtol, atol = spec.get("rtol", rtol), spec.get("atol", atol)
     ref_by_seed = {}
-    mask = None
+    masks = []
     for r, o in zip(ref["runs"], want):
         if r["seed"] in ref_by_seed:
-            mask = union(mask, unstable(ref_by_seed[r["seed"]], o, rtol, atol))
+            masks.append(unstable(ref_by_seed[r["seed"]], o, rtol, atol))
         ref_by_seed.setdefault(r["seed"], o)
     for r, o in second_process(spec["ref"]):
         if r["seed"] in ref_by_seed:
-            mask = union(mask, unstable(ref_by_seed[r["seed"]], o, rtol, atol))
+            masks.append(unstable(ref_by_seed[r["seed"]], o, rtol, atol))
+    mask = union(*masks)
+    spread = max(map(count, masks), default=0)
     if mask is not None:
         out["notes"].append("unstable_reference")
         ref_by_seed = {k: masked(v, mask) for k, v in ref_by_seed.items()}
         got = [masked(o, mask) for o in got]
-    first_by_seed = {}
-    for r, o in zip(cand["runs"], got):
-        if r["seed"] not in ref_by_seed:
-            out.update(reason="harness", message=f"no reference outputs for seed {r['seed']}")
+    if any(r["seed"] not in ref_by_seed for r in cand["runs"]):
+        out.update(reason="harness", message="no reference outputs for a seed of the candidate's")
+        return out
+    pairs = [(o, ref_by_seed[r["seed"]]) for r, o in zip(cand["runs"], got)]
+    failed = first_difference(cand["runs"], got, ref_by_seed, rtol, atol)
+    if failed:
+        why = unlike_races(pairs, rtol, atol, spread)
+        if why is not None:
+            if spread:
+                failed = f"{failed} ({why})"
+            out.update(reason="cheat" if "foreign_object" in notes else "mismatch", message=failed)
             return out
+        out["notes"].append(SPREAD_NOTE)
+    if any(downgraded(a, b) for a, b in pairs):
+        out["flags"].append("precision_downgrade")
+    out["exec"] = True
+    out["stage"] = "done"
+    return out
+
+
+def first_difference(runs, outs, ref_by_seed, rtol, atol):
+    """Where the candidate's outputs first differ from the reference's
+    on the same seed, or from its own first run on it; None if nowhere."""
+    first_by_seed = {}
+    for r, o in zip(runs, outs):
         try:
             compare(o, ref_by_seed[r["seed"]], rtol, atol)
             if r["seed"] in first_by_seed:
                 compare(o, first_by_seed[r["seed"]], rtol, atol)
         except Mismatch as exc:
             which = "repeat run" if r["seed"] in first_by_seed else "seed"
-            out.update(reason="cheat" if "foreign_object" in notes else "mismatch",
-                       message=f"{which} {r['seed']}: {exc}")
-            return out
+            return f"{which} {r['seed']}: {exc}"
         first_by_seed.setdefault(r["seed"], o)
-        if downgraded(o, ref_by_seed[r["seed"]]) and "precision_downgrade" not in out["flags"]:
-            out["flags"].append("precision_downgrade")
-    out["exec"] = True
-    out["stage"] = "done"
-    return out
+    return None
 
 
 def main(spec, workdir):

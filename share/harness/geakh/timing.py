@@ -408,7 +408,7 @@ def compare_or_resample(pairs, mask, base, others, tol, where, another=None):
     and a perf script can race at thousands of elements.  A reference that
     agrees with itself costs one round.  A difference that stays passes
     where the candidate's outputs (with one more, another(), where pairs
-    hold one) race as the reference's do (judge.races_alike): True then.
+    hold one) race as the reference's do (judge.unlike_races): True then.
     Otherwise it is a Mismatch at where."""
     def compare(m):
         for a, b in pairs:
@@ -434,8 +434,12 @@ def compare_or_resample(pairs, mask, base, others, tol, where, another=None):
     draws = [a for a, _ in pairs]
     if spread and len(draws) < 2 and another:
         draws.append(another())
-    if judge.races_alike(draws, base, mask, *tol, spread):
+    b = judge.masked(base, mask)
+    why = judge.unlike_races([(judge.masked(d, mask), b) for d in draws], *tol, spread)
+    if why is None:
         return True
+    if spread:
+        last = f"{last} ({why})"
     raise Mismatch(f"{where}: {last}") from None
 
 
