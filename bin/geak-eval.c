@@ -632,15 +632,18 @@ new_jobdir(const char *prefix)
 static int all_runs_ok(json_t *result);
 
 /* One run of the reference in dir (its job.json written), its autotuners
- * taking their runners-up or not; its result (with runners-up, only if
- * every run in it passed). */
+ * taking other configurations than the first run's (avoid: its
+ * "tunings") or their own; its result (with others, only if every run in
+ * it passed). */
 static json_t *
-run_again(struct slot *s, const char *dir, const char *nonce, json_t *extra, int runners_up)
+run_again(struct slot *s, const char *dir, const char *nonce, json_t *extra, int runners_up,
+    json_t *avoid)
 {
 	json_t *req = extra ? geak_json_copy(extra) : json_object(), *resp, *res = NULL;
 	char err[256];
 
-	if (!req || json_object_set_new(req, "runners_up", json_boolean(runners_up)) < 0)
+	if (!req || json_object_set_new(req, "runners_up", json_boolean(runners_up)) < 0 ||
+	    (runners_up && json_is_array(avoid) && json_object_set(req, "avoid", avoid) < 0))
 		geak_die(GEAK_EXIT_FATAL, "json: out of memory");
 	resp = gpu_job(s, GEAK_GPU_SHARED, "run", dir, nonce, req, err, sizeof err);
 	if (resp && !strcmp(resp_status(resp), "exit"))
@@ -655,15 +658,17 @@ run_again(struct slot *s, const char *dir, const char *nonce, json_t *extra, int
 }
 
 /* The reference once more, in another process (tmp/again), its
- * autotuners taking their runners-up: elements where the two processes
- * disagree (memory the reference reads but never wrote, which holds the
- * same garbage for every run of one process; outputs that depend on the
- * tuning) are not compared.  A runner-up that fails (one that does not
- * fit a shape its search did not see) leaves the tuning alone for a
- * second try.  Its nonce goes into meta as "again"; a second run that
- * fails is left out. */
+ * autotuners taking other configurations than the first process's
+ * (tunings: the choices in its result) where their searches timed one:
+ * elements where the two processes disagree (memory the reference reads
+ * but never wrote, which holds the same garbage for every run of one
+ * process; outputs that depend on the tuning) are not compared.  Another
+ * configuration that fails (one that does not fit a shape its search did
+ * not see) leaves the tuning alone for a second try.  Its nonce goes into
+ * meta as "again"; a second run that fails is left out. */
 static void
-second_run(struct slot *s, json_t *jobspec, const char *tmp, json_t *meta, json_t *extra)
+second_run(struct slot *s, json_t *jobspec, const char *tmp, json_t *meta, json_t *extra,
+    json_t *tunings)
 {
 	char *dir = geak_xasprintf("%s/again", tmp), nonce[33];
 	json_t *res;
@@ -674,10 +679,10 @@ second_run(struct slot *s, json_t *jobspec, const char *tmp, json_t *meta, json_
 	}
 	dump_json(jobspec, dir, "job.json");
 	nonce_hex(nonce);
-	res = run_again(s, dir, nonce, extra, 1);
+	res = run_again(s, dir, nonce, extra, 1, tunings);
 	if (!res) {
 		nonce_hex(nonce);
-		res = run_again(s, dir, nonce, extra, 0);
+		res = run_again(s, dir, nonce, extra, 0, NULL);
 	}
 	if (res)
 		json_object_set_new(meta, "again", json_string(nonce));
@@ -708,7 +713,7 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], int *no_poi
 	char *err, size_t errlen)
 {
 	char key[65], *dir, *tmp, *base;
-	json_t *meta, *jobspec, *resp, *plain = NULL;
+	json_t *meta, *jobspec, *resp, *plain = NULL, *tunings;
 
 	/* The reference runs the task's own test, whatever the candidate's. */
 	jobspec = geak_json_copy(spec);
@@ -781,11 +786,13 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], int *no_poi
 		return NULL;
 	}
 	json_decref(resp);
+	tunings = json_incref(json_object_get(meta, "tunings"));
 	json_decref(meta);
 	meta = json_pack("{s:s}", "nonce", nonce);
 	if (plain)
 		json_object_set_new(meta, "poison", json_false());
-	second_run(s, jobspec, tmp, meta, plain);
+	second_run(s, jobspec, tmp, meta, plain, tunings);
+	json_decref(tunings);
 	json_decref(plain);
 	json_decref(jobspec);
 	dump_json(meta, tmp, "ref.json");

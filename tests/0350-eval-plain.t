@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 33
+plan 35
 
 cat > ref.py <<'PY'
 import torch
@@ -143,6 +143,23 @@ check_same "the reference and the candidate tuned the other way pass, the elemen
 	"$(sed -n 1,2p tuned.out | jq -r '.eval | "\(.exec) \(.notes | map(select(. == "unstable_reference")) | join(","))"' | paste -sd ' ')"
 check_same "a candidate wrong where the tuning does not matter fails" "false mismatch" \
 	"$(sed -n 3p tuned.out | jq -r '.eval | "\(.exec) \(.reason)"')"
+
+# A search whose timings tie picks by chance, once per process: the
+# second process must avoid what the first chose, not what it chose
+# itself.  This harness copy times the configurations so that the
+# reference's first process picks the first and every other process the
+# second; the runner-up of the second process's own choice would be the
+# first process's, and the candidate's other choice a mismatch.
+cp -R allconfigs splitconfigs
+sed -i 's/^        return \[0.0, 0.0, 0.0\]$/        first = os.path.basename(os.getcwd()).startswith("ref-")\n        return [float(self.configs.index(config) == int(first))] * 3/' splitconfigs/geakh/cpu.py
+sed -i 's/^import contextlib$/import contextlib\nimport os/' splitconfigs/geakh/cpu.py
+check_same "the split harness copy is what it says" "1 1" \
+	"$(grep -c 'startswith("ref-")' splitconfigs/geakh/cpu.py) $(grep -c '^import os$' splitconfigs/geakh/cpu.py)"
+sed -n 1p tuned.jsonl > tuned-one.jsonl
+geak-eval --cpu --no-cache --static off --harness "$PWD/splitconfigs" tuned-one.jsonl > split.out 2>split.err
+check_same "the second process avoids the first's choice: the reference as candidate passes" \
+	"true unstable_reference" \
+	"$(jq -r '.eval | "\(.exec) \(.notes | map(select(. == "unstable_reference")) | join(","))"' split.out)"
 
 # A reference that cannot run its runners-up (as one that faults on a
 # shape its search did not see): its second process runs again with its

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 43
+plan 45
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], d))' "$1"; }
 c=$top/tests/cheats
@@ -133,7 +133,7 @@ tuned_add normal right > tref.py
 tuned_add reversed right > tcand.py
 tuned_add reversed wrong > twrong.py
 check_same "the tuning-dependent reference and its twins are what they say" "1 1 1" \
-	"$(grep -c 'SHIFT": 0}), triton.Config({"SHIFT": 1' tref.py) $(grep -c 'SHIFT": 1}), triton.Config({"SHIFT": 0' tcand.py) $(grep -c 'offs == 1' twrong.py)"
+	"$(grep -c 'SHIFT": 0}), triton.Config({"SHIFT": 1' tref.py) $(grep -c 'SHIFT": 1}), triton.Config({"SHIFT": 0' tcand.py) $(grep -c 'offs == 5' twrong.py)"
 out=$(GEAK_TEST_ALL_CONFIGS=1 drive check tcand.py tc-check tref.py)
 check_same "check stage: the other configuration's output is not a mismatch" None \
 	"$(printf '%s' "$out" | field 'globals().get("error")')"
@@ -143,6 +143,17 @@ check_same "timing stage: nor there" "None 2" \
 out=$(GEAK_TEST_ALL_CONFIGS=1 drive check twrong.py tw-check tref.py)
 check_same "check stage: wrong where the tuning does not matter still fails" mismatch \
 	"$(printf '%s' "$out" | field 'error["kind"]')"
+# Among three configurations the candidate's choice may be neither the
+# reference's nor its runner-up: the reference runs once as the candidate
+# tuned it too.
+tuned_add normal right three > t3ref.py
+tuned_add reversed right three > t3cand.py
+tuned_add reversed wrong three > t3wrong.py
+check_same "the three-configuration reference and its twins are what they say" "1 1 1" \
+	"$(grep -c '"SHIFT": 0}), triton.Config({"SHIFT": 1}), triton.Config({"SHIFT": 2' t3ref.py) $(grep -c '"SHIFT": 2}), triton.Config({"SHIFT": 1}), triton.Config({"SHIFT": 0' t3cand.py) $(grep -c 'offs == 5' t3wrong.py)"
+check_same "check stage: the candidate's third configuration is not a mismatch; wrong still is" "None mismatch" \
+	"$(GEAK_TEST_ALL_CONFIGS=1 drive check t3cand.py t3c-check t3ref.py | field '(globals().get("error") or {}).get("kind")')"\
+" $(GEAK_TEST_ALL_CONFIGS=1 drive check t3wrong.py t3w-check t3ref.py | field '(globals().get("error") or {}).get("kind")')"
 
 check_same "a perf script's inputs go to the device one at a time, as they are used" "3 10 [1]" \
 	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import timing

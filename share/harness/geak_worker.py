@@ -149,8 +149,9 @@ def child(req, status_w, go_r):
                 cpu.install(poison=poison)
             elif poison:
                 guard.PoisonEmpty().__enter__()
+            timing.TUNINGS.install()
             if req.get("runners_up"):
-                timing.prefer_runners_up()
+                timing.prefer_runners_up(req.get("avoid"))
             run.main(d, req["nonce"], progress, poison)
         elif op == "judge":
             progress()

@@ -47,6 +47,12 @@ class Launches:
     def watch(self, path, last_line=None):
         self.files[os.path.realpath(path)] = last_line
 
+    def watches(self, fn):
+        """fn (a kernel's Python function, or a JITFunction) is defined in
+        a watched file: the candidate's."""
+        code = getattr(fn, "__code__", None) or getattr(getattr(fn, "fn", None), "__code__", None)
+        return code is not None and os.path.realpath(code.co_filename) in self.files
+
     def _seen(self, kernel):
         fn = getattr(kernel, "fn", None)
         code = getattr(fn, "__code__", None)

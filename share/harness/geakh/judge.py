@@ -268,14 +268,19 @@ def intersection(a, b):
 # The note of a candidate that passed as a racing reference's own runs
 # would (see unlike_races).
 SPREAD_NOTE = "within_reference_spread"
+# How many times the reference's spread one output of the candidate may
+# differ at: on an H200 a candidate's first, cold call of a scatter
+# kernel (destindex_copy_kv2) differed at 2033 elements where the
+# reference's warm runs differed at up to 1017, and its next call at none.
+SPREAD_SLACK = 2
 
 
 def unlike_races(pairs, rtol, atol, spread):
     """None when two or more outputs of a candidate, each with the
     reference's on the same input (pairs, masked alike), differ as another
-    run of a racing reference would: each at no more elements than one run
-    of the reference differs from another (spread), and never all at one
-    element.  Otherwise why not.  Kernels that scatter to colliding places
+    run of a racing reference would: each at no more elements than
+    SPREAD_SLACK times the most one run of the reference differs from
+    another at (spread), and never all at one element.  Otherwise why not.  Kernels that scatter to colliding places
     pick another winner on most calls, and no number of runs of the
     reference shows every element that can race; but a value that is
     wrong is wrong in every run."""
@@ -293,7 +298,7 @@ def unlike_races(pairs, rtol, atol, spread):
         counts.append(sum(tally))
         where = unstable(a, b, rtol, atol)
         common = where if i == 0 else intersection(common, where)
-    if max(counts) <= spread and common is None:
+    if max(counts) <= SPREAD_SLACK * spread and common is None:
         return None
     return (f"the reference's own runs differ at up to {spread} elements, the candidate's "
             f"outputs at {', '.join(map(str, counts))}, {count(common)} in all of them")

@@ -386,11 +386,19 @@ class Job:
             "notes": sorted(self.notes),
             "launched": sorted(guard.LAUNCHES.names),
             "secrets_in_env": guard.secret_names(),
+            "tunings": tunings(),
         }
         tmp = os.path.join(self.dir, "result.json.tmp")
         with open(tmp, "w") as fp:
             json.dump(result, fp)
         os.replace(tmp, os.path.join(self.dir, "result.json"))
+
+
+def tunings():
+    """The autotuners' choices of this process (timing.Tunings.choices),
+    where the worker installed the record of them."""
+    from . import timing  # it imports this module
+    return timing.TUNINGS.choices()
 
 
 def main(workdir, nonce, progress, poison=True):

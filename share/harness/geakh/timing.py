@@ -197,6 +197,13 @@ class Tunings:
         for tuner in list(self.tuners):
             tuner.cache.clear()
 
+    def choices(self):
+        """Every autotuner's choices so far as [kernel, key, configuration],
+        as text: the reference's second process avoids them (see
+        prefer_runners_up)."""
+        return [[_kernel_name(tuner), repr(key), str(config)]
+                for tuner in list(self.tuners) for key, config in list(tuner.cache.items())]
+
     @contextlib.contextmanager
     def runners_up(self):
         """Every autotuner's choices swapped, for what runs inside, for
@@ -221,6 +228,41 @@ class Tunings:
                 tuner.cache[key] = chosen
 
 
+    @contextlib.contextmanager
+    def as_candidate_tuned(self):
+        """The reference's autotuners set, for what runs inside, to the
+        choices the candidate's made for the kernel of the same name on
+        the same key, where that is one of the reference's own
+        configurations (the candidate's kernels are those of its file,
+        guard.LAUNCHES.watches); yields whether any was set.  A search
+        among many configurations whose times are close picks any of
+        several, and the runner-up is only one of them."""
+        theirs = {}
+        for tuner in list(self.tuners):
+            if guard.LAUNCHES.watches(getattr(tuner, "base_fn", None)):
+                for key, config in list(tuner.cache.items()):
+                    theirs[(_kernel_name(tuner), key)] = str(config)
+        saved = []
+        for tuner in list(self.tuners):
+            if guard.LAUNCHES.watches(getattr(tuner, "base_fn", None)):
+                continue
+            own = {str(c): c for c in getattr(tuner, "configs", [])}
+            for key, chosen in list(tuner.cache.items()):
+                config = own.get(theirs.get((_kernel_name(tuner), key)))
+                if config is not None and config is not chosen:
+                    saved.append((tuner, key, chosen))
+                    tuner.cache[key] = config
+        try:
+            yield bool(saved)
+        finally:
+            for tuner, key, chosen in saved:
+                tuner.cache[key] = chosen
+
+
+def _kernel_name(tuner):
+    return getattr(getattr(tuner, "base_fn", None), "__name__", None) or "?"
+
+
 def runner_up(timings, chosen):
     """The fastest configuration of a search's timings other than chosen
     that ran (a finite time), or None."""
@@ -242,26 +284,38 @@ def _finite(t):
 class _RunnerUpCache(dict):
     """An autotuner's cache that stores, for the choice its search made,
     the fastest other configuration that search timed on the same
-    arguments (so one that runs on them)."""
+    arguments (so one that runs on them), unless the choice differs from
+    the one the first process made there (first: {(kernel, key): config}
+    as text, see Tunings.choices)."""
 
-    def __init__(self, tuner, items):
+    def __init__(self, tuner, items, first):
         super().__init__(items)
         self.tuner = tuner
+        self.first = first
 
     def __setitem__(self, key, best):
         other = runner_up(getattr(self.tuner, "_geak_timed", None) or {}, best)
+        theirs = self.first.get((_kernel_name(self.tuner), repr(key)))
+        if theirs is not None and theirs != str(best):
+            other = None
         super().__setitem__(key, best if other is None else other)
 
 
-def prefer_runners_up():
-    """Every autotuner, for the rest of the process, runs its runner-up
-    configuration: the reference's second process does, so that where
+def prefer_runners_up(avoid=None):
+    """Every autotuner, for the rest of the process, runs another
+    configuration than the reference's first process chose (avoid: its
+    Tunings.choices; where it has none, another than this process's own
+    search chose): the reference's second process does, so that where
     its outputs depend on the tuning (see Tunings.runners_up) the judge
-    sees the two disagree and leaves those elements out."""
+    sees the two disagree and leaves those elements out.  A search whose
+    timings tie picks by chance, so the runner-up of this process's
+    choice was the first process's choice in half the processes."""
     try:
         from triton.runtime import autotuner
     except ImportError:
         return
+    first = {(c[0], c[1]): c[2] for c in avoid or []
+             if isinstance(c, list) and len(c) == 3 and all(isinstance(x, str) for x in c)}
     run, bench = autotuner.Autotuner.run, autotuner.Autotuner._bench
 
     def _bench(self, *args, config, _orig=bench, **kwargs):
@@ -271,7 +325,7 @@ def prefer_runners_up():
 
     def _run(self, *args, _orig=run, **kwargs):
         if not isinstance(self.cache, _RunnerUpCache):
-            self.cache = _RunnerUpCache(self, self.cache)
+            self.cache = _RunnerUpCache(self, self.cache, first)
         self._geak_timed = {}
         return _orig(self, *args, **kwargs)
     autotuner.Autotuner._bench = _bench
@@ -296,14 +350,15 @@ def second_opinions(ref, inp, seed, poison, first=True):
     and on memory poisoned as the other checked calls' was: when first,
     one with its runners-up configurations (see Tunings.runners_up; none
     when no autotuned kernel has another, or the call fails with it: the
-    other configuration may not fit a shape its search did not see), then
-    RESAMPLES with its own.  Kernels that scatter to colliding places give
+    other configuration may not fit a shape its search did not see) and
+    one with the candidate's choices (Tunings.as_candidate_tuned; none
+    likewise), then RESAMPLES with its own.  Kernels that scatter to colliding places give
     another winner on most calls, so two calls show only a part of what
     races; the outputs are all kept until the last call is made, so that
     each lands elsewhere in memory."""
     outs = []
-    if first:
-        with TUNINGS.runners_up() as swapped:
+    for tuned in (TUNINGS.runners_up, TUNINGS.as_candidate_tuned) if first else ():
+        with tuned() as swapped:
             try:
                 if swapped:
                     with empty_poisoned(poison):
@@ -392,13 +447,14 @@ def check_timed_outputs(i, cand_outs, ref_outs, poisoned, tol, others=None):
                        judge.unstable(poisoned, r[0], rtol, atol), judge.nan_where(poisoned))
 
     return compare_or_resample(list(zip(c, r)), mask, r[0], others or (lambda first: []), tol,
-                               f"performance input {i}, timed call")
+                               f"performance input {i}, timed call",
+                               spread=judge.count(judge.unstable(r[0], r[1], rtol, atol)))
 
 
 RESAMPLE_ROUNDS = 8
 
 
-def compare_or_resample(pairs, mask, base, others, tol, where, another=None):
+def compare_or_resample(pairs, mask, base, others, tol, where, another=None, spread=0):
     """Each (candidate's, reference's) output of pairs compared, masked;
     where they differ, again with the elements where more outputs of the
     reference (others(first): see second_opinions) disagree with base left
@@ -408,8 +464,9 @@ def compare_or_resample(pairs, mask, base, others, tol, where, another=None):
     and a perf script can race at thousands of elements.  A reference that
     agrees with itself costs one round.  A difference that stays passes
     where the candidate's outputs (with one more, another(), where pairs
-    hold one) race as the reference's do (judge.unlike_races): True then.
-    Otherwise it is a Mismatch at where."""
+    hold one) race as the reference's do (judge.unlike_races; spread: the
+    most elements at which the reference's runs that made mask differ):
+    True then.  Otherwise it is a Mismatch at where."""
     def compare(m):
         for a, b in pairs:
             judge.compare(judge.masked(a, m), judge.masked(b, m), *tol)
@@ -418,7 +475,6 @@ def compare_or_resample(pairs, mask, base, others, tol, where, another=None):
         return False
     except judge.Mismatch as exc:
         last = exc
-    spread = 0
     for round_no in range(RESAMPLE_ROUNDS):
         masks = [judge.unstable(base, o, *tol) for o in others(round_no == 0)]
         spread = max([spread] + [judge.count(m) for m in masks])
@@ -584,7 +640,8 @@ def check_perf_outputs(spec, cand, ref, inputs, seed, notes, poison=True):
         outs.append(ref(clone(inp, poison=poison)))
         torch.cuda.synchronize()
         b2, a, b1, b3 = ([judge_portable(o) for o in outs])
-        mask = judge.union(judge.unstable(b1, b2, rtol, atol), judge.unstable(b1, b3, rtol, atol))
+        ref_masks = [judge.unstable(b1, b, rtol, atol) for b in (b2, b3)]
+        mask = judge.union(*ref_masks)
 
         def another(inp=inp):
             with empty_poisoned(poison):
@@ -594,9 +651,10 @@ def check_perf_outputs(spec, cand, ref, inputs, seed, notes, poison=True):
         # its search did not look and take the process with it.
         if compare_or_resample([(a, b1)], mask, b1,
                                lambda first: second_opinions(ref, inp, seed, poison, first),
-                               (rtol, atol), f"performance input {i}", another):
+                               (rtol, atol), f"performance input {i}", another,
+                               max(map(judge.count, ref_masks))):
             notes.add(judge.SPREAD_NOTE)
-        del outs, a, b1, b2, b3
+        del outs, a, b1, b2, b3, ref_masks, mask
         # Four calls' outputs per input stay in torch's cache otherwise,
         # out of reach of the other jobs on the GPU: sixteen such jobs ran
         # each other out of memory on an H200.
