@@ -72,7 +72,9 @@ if {tuning!r}:
             print("tuner", t.base_fn.__name__, {{k: str(c) for k, c in t.cache.items()}}, times)
     outs = torch.load(os.path.join({d!r}, "outputs.pt"), weights_only=True)
     def parts(x):
-        return list(x.items()) if isinstance(x, dict) else list(enumerate(x)) if isinstance(x, (list, tuple)) else [("", x)]
+        if isinstance(x, dict):
+            return list(x.items())
+        return list(enumerate(x)) if isinstance(x, (list, tuple)) else [("", x)]
     for r, o in zip(res["runs"], outs):
         line = []
         for k, v in parts(o):

@@ -280,10 +280,10 @@ def unlike_races(pairs, rtol, atol, spread):
     reference's on the same input (pairs, masked alike), differ as another
     run of a racing reference would: each at no more elements than
     SPREAD_SLACK times the most one run of the reference differs from
-    another at (spread), and never all at one element.  Otherwise why not.  Kernels that scatter to colliding places
-    pick another winner on most calls, and no number of runs of the
-    reference shows every element that can race; but a value that is
-    wrong is wrong in every run."""
+    another at (spread), and never all at one element; otherwise why not.
+    Kernels that scatter to colliding places pick another winner on most
+    calls, and no number of runs of the reference shows every element
+    that can race; but a value that is wrong is wrong in every run."""
     if not spread:
         return "the reference's own runs agree"
     if len(pairs) < 2:

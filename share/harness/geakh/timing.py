@@ -352,10 +352,10 @@ def second_opinions(ref, inp, seed, poison, first=True):
     when no autotuned kernel has another, or the call fails with it: the
     other configuration may not fit a shape its search did not see) and
     one with the candidate's choices (Tunings.as_candidate_tuned; none
-    likewise), then RESAMPLES with its own.  Kernels that scatter to colliding places give
-    another winner on most calls, so two calls show only a part of what
-    races; the outputs are all kept until the last call is made, so that
-    each lands elsewhere in memory."""
+    likewise), then RESAMPLES with its own.  Kernels that scatter to
+    colliding places give another winner on most calls, so two calls show
+    only a part of what races; the outputs are all kept until the last
+    call is made, so that each lands elsewhere in memory."""
     outs = []
     for tuned in (TUNINGS.runners_up, TUNINGS.as_candidate_tuned) if first else ():
         with tuned() as swapped:
