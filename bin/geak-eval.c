@@ -705,15 +705,59 @@ all_runs_ok(json_t *result)
 	return 1;
 }
 
+/* How a task's runs go, as its reference showed: without the poison (it
+ * uses memory it never wrote, or reads past an input's end, as indices)
+ * and one call per process (it faults on its second call in a process). */
+struct refmode {
+	int no_poison, one_call;
+};
+
+/* The first run of a result passed and a later one failed. */
+static int
+later_run_failed(json_t *result)
+{
+	json_t *runs = json_object_get(result, "runs"), *r;
+	size_t i;
+
+	if (!json_is_true(json_object_get(json_array_get(runs, 0), "ok")))
+		return 0;
+	json_array_foreach(runs, i, r)
+		if (!json_is_true(json_object_get(r, "ok")))
+			return 1;
+	return 0;
+}
+
+/* The reference's job once more in tmp, as mode says (its job.json
+ * rewritten); its response, with *result loaded. */
+static json_t *
+rerun_reference(struct slot *s, json_t *jobspec, const char *tmp, char nonce[33],
+    const struct refmode *mode, json_t **result, char *err, size_t errlen)
+{
+	json_t *extra = mode->no_poison ? json_pack("{s:b}", "poison", 0) : NULL, *resp;
+
+	json_decref(*result);
+	if (mode->one_call)
+		json_object_set_new(jobspec, "one_call", json_true());
+	else
+		json_object_del(jobspec, "one_call");
+	dump_json(jobspec, tmp, "job.json");
+	nonce_hex(nonce);
+	resp = gpu_job(s, GEAK_GPU_SHARED, "run", tmp, nonce, extra, err, errlen);
+	*result = resp ? load_json(tmp, "result.json") : NULL;
+	json_decref(extra);
+	return resp;
+}
+
 /* Run the reference once per task and device; its outputs stay in the
  * cache (or in this run's directory with --no-cache).  Returns the
  * directory and its nonce, or NULL with err set. */
 static char *
-reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], int *no_poison,
+reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], struct refmode *mode,
 	char *err, size_t errlen)
 {
 	char key[65], *dir, *tmp, *base;
 	json_t *meta, *jobspec, *resp, *plain = NULL, *tunings;
+	int is_rocm;
 
 	/* The reference runs the task's own test, whatever the candidate's. */
 	jobspec = geak_json_copy(spec);
@@ -725,7 +769,8 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], int *no_poi
 	meta = load_json(dir, "ref.json");
 	if (json_is_string(json_object_get(meta, "nonce"))) {
 		snprintf(nonce, 33, "%s", json_string_value(json_object_get(meta, "nonce")));
-		*no_poison = json_is_false(json_object_get(meta, "poison"));
+		mode->no_poison = json_is_false(json_object_get(meta, "poison"));
+		mode->one_call = json_is_true(json_object_get(meta, "one_call"));
 		json_decref(meta);
 		free(base);
 		return dir;
@@ -754,19 +799,27 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], int *no_poi
 	dump_json(jobspec, tmp, "job.json");
 	resp = gpu_job(s, GEAK_GPU_SHARED, "run", tmp, nonce, NULL, err, errlen);
 	meta = resp ? load_json(tmp, "result.json") : NULL;
-	if (resp && !strcmp(resp_status(resp), "exit") && meta && !all_runs_ok(meta)) {
-		/* Some references use memory they never wrote (or read past
-		 * an input's end) as indices: on poisoned memory they fault
-		 * where plain memory happens to pass.  Once more without the
-		 * poison; the candidate then runs without it too. */
-		plain = json_pack("{s:b}", "poison", 0);
+	/* Some references use memory they never wrote (or read past an
+	 * input's end) as indices: on poisoned memory they fault where plain
+	 * memory happens to pass; some pass their first call and fault on a
+	 * later one in the same process, and GEAK-eval calls them once.  They
+	 * run again without the poison, or each call in a process of its own,
+	 * or both, and the candidate then runs so too.  (A ROCm file is one
+	 * pytest session.) */
+	is_rocm = !strcmp(json_string_value(json_object_get(spec, "suite")), "rocm");
+	while (resp && !strcmp(resp_status(resp), "exit") && meta && !all_runs_ok(meta)) {
+		if (!mode->one_call && later_run_failed(meta) && !is_rocm)
+			mode->one_call = 1;
+		else if (!mode->no_poison) {
+			mode->no_poison = 1;
+			mode->one_call = 0;
+		} else
+			break;
 		json_decref(resp);
-		json_decref(meta);
-		nonce_hex(nonce);
-		resp = gpu_job(s, GEAK_GPU_SHARED, "run", tmp, nonce, plain, err, errlen);
-		meta = resp ? load_json(tmp, "result.json") : NULL;
-		*no_poison = 1;
+		resp = rerun_reference(s, jobspec, tmp, nonce, mode, &meta, err, errlen);
 	}
+	if (mode->no_poison)
+		plain = json_pack("{s:b}", "poison", 0);
 	if (!resp || strcmp(resp_status(resp), "exit") || !meta) {
 		json_decref(meta);
 		if (resp) {
@@ -791,6 +844,8 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], int *no_poi
 	meta = json_pack("{s:s}", "nonce", nonce);
 	if (plain)
 		json_object_set_new(meta, "poison", json_false());
+	if (mode->one_call)
+		json_object_set_new(meta, "one_call", json_true());
 	second_run(s, jobspec, tmp, meta, plain, tunings);
 	json_decref(tunings);
 	json_decref(plain);
@@ -1202,7 +1257,7 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	json_t *ev, *resp, *jobspec, *extra = NULL;
 	double t0 = geak_now(), w0;
 	json_t *findings;
-	int no_poison = 0;
+	struct refmode mode = { 0, 0 };
 
 	s->lock_wait = 0;
 	s->oom_retries = 0;
@@ -1220,7 +1275,7 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 			return ev;
 		t0 = geak_now();
 	}
-	refdir = reference(s, spec, rec, ref_nonce, &no_poison, msg, msglen);
+	refdir = reference(s, spec, rec, ref_nonce, &mode, msg, msglen);
 	if (!refdir) {
 		json_decref(ev);
 		return NULL;
@@ -1230,10 +1285,14 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	dir = new_jobdir("cand-");
 	jobspec = geak_json_copy(spec);
 	json_object_set(jobspec, "code", json_object_get(rec, "code"));
+	if (mode.one_call) {
+		add_note(ev, "one_call_per_process");
+		json_object_set_new(jobspec, "one_call", json_true());
+	}
 	dump_json(jobspec, dir, "job.json");
 	json_decref(jobspec);
 	nonce_hex(nonce);
-	if (no_poison) {
+	if (mode.no_poison) {
 		add_note(ev, "no_poison");
 		extra = json_pack("{s:b}", "poison", 0);
 	}
@@ -1272,7 +1331,7 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	else if (json_is_true(json_object_get(ev, "exec")) && s->gpu &&
 	    (json_is_string(json_object_get(spec, "perf")) ||
 	    !strcmp(json_string_value(json_object_get(spec, "suite")), "rocm")))
-		perf(s, ev, spec, rec, no_poison);
+		perf(s, ev, spec, rec, mode.no_poison);
 	json_object_set_new(json_object_get(ev, "phases"), "lock_wait", json_seconds(s->lock_wait));
 	if (s->oom_retries)
 		add_note(ev, "oom_retry");

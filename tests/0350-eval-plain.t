@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 35
+plan 39
 
 cat > ref.py <<'PY'
 import torch
@@ -251,6 +251,41 @@ check_same "a candidate wrong at one element in every run fails" "false mismatch
 	"$(sed -n 2p sparse.out | jq -r '.eval | "\(.exec) \(.reason)"')"
 check_match "its message gives the counts" "own runs differ at up to 4 elements, the candidate.s outputs at [0-9, ]+, 2 in all of them" \
 	"$(sed -n 2p sparse.out | jq -r '.eval.message')"
+
+# A reference that fails on its third call in a process (each run calls
+# it twice), as one that faults on its second call does: each of its
+# runs goes to a process of its own, and the candidate's too, noted.  A
+# candidate wrong there still fails; one that fails so where the
+# reference does not is failed for it.
+{ kernel; cat <<'PY'
+CALLS = [0]
+
+
+def scale(x, s):
+    CALLS[0] += 1
+    if CALLS[0] > 2:
+        raise RuntimeError("an illegal memory access, as it were")
+    out = torch.empty_like(x)
+    _scale[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), s, BLOCK=64)
+    return out
+PY
+} > once.py
+sed 's/) \* s, mask/) * s + (offs == 7), mask/' once.py > once-wrong.py
+check_same "the run-once reference and its wrong twin are what they say" "1 1" \
+	"$(grep -c 'CALLS\[0\] > 2' once.py) $(grep -c 'offs == 7' once-wrong.py)"
+for pair in once:once once:once-wrong ref:once; do
+	jq -nc --rawfile r "${pair%%:*}.py" --rawfile t test.py --rawfile c "${pair#*:}.py" --arg m "$pair" \
+		'{id: "plain/once", mutant: $m, code: $c, task: {suite: "plain", name: "once", entry: "scale",
+		  reference: $r, test: $t}}'
+done > once.jsonl
+geak-eval --cpu --no-cache --static off once.jsonl > once.out 2> once.err
+check_same "the run-once reference as candidate passes, one call per process, every run made" \
+	"true one_call_per_process 4" \
+	"$(sed -n 1p once.out | jq -r '.eval | "\(.exec) \(.notes | map(select(. == "one_call_per_process")) | join(",")) \(.runs | length)"')"
+check_same "its wrong twin fails" "false mismatch" "$(sed -n 2p once.out | jq -r '.eval | "\(.exec) \(.reason)"')"
+check_match "a candidate that fails on a later call where the reference does not fails" \
+	"^false false runtime .*illegal memory access, as it were" \
+	"$(sed -n 3p once.out | jq -r '.eval | "\(.call) \(.exec) \(.reason) \(.message)"')"
 
 # Without the poison, arguments of the candidate's launches are recorded
 # but not held alive (holding them moved later tensors to where a
