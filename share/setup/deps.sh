@@ -41,6 +41,30 @@ if [ -n "$missing" ]; then
 	fi
 fi
 
+# The fuzz test links libFuzzer, which Debian ships apart from clang
+# (libclang-rt-N-dev, a recommendation that --no-install-recommends skips).
+fuzz_links() {
+	t=$(mktemp -d) || return 1
+	printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }\n' > "$t/f.c"
+	clang -fsanitize=fuzzer,address "$t/f.c" -o "$t/f" >/dev/null 2>&1
+	ok=$?
+	rm -rf "$t"
+	return $ok
+}
+if command -v clang >/dev/null 2>&1 && ! fuzz_links; then
+	rt=libclang-rt-$(clang -dumpversion | cut -d. -f1)-dev
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		echo "deps: installing Debian package: $rt"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq >/dev/null &&
+		apt-get install -y -qq --no-install-recommends "$rt" >/dev/null || {
+			echo "deps: apt-get install failed for: $rt" >&2; exit 1; }
+	else
+		echo "deps: clang cannot link libFuzzer: install $rt" >&2
+		exit 1
+	fi
+fi
+
 if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import torch, triton, numpy, pytest' 2>/dev/null &&
    [ "$venv/.req" -nt "$req" ] 2>/dev/null; then
 	echo "deps: $venv is up to date"
