@@ -205,20 +205,15 @@ class Tunings:
                 for tuner in list(self.tuners) for key, config in list(tuner.cache.items())]
 
     @contextlib.contextmanager
-    def runners_up(self):
-        """Every autotuner's choices swapped, for what runs inside, for
-        the fastest other configuration its last search timed; yields
-        whether any was swapped.  Configurations that differ only in
-        warps or tile sizes add in another order, and where a kernel's
-        outputs are ill-conditioned (chunked gated attention: sums of
-        exponentials that cancel) that can move them past the tolerance:
-        the reference retuned is as much the reference as the first."""
+    def _swapped(self, pick):
+        """Every autotuner's choices replaced, for what runs inside, by
+        pick(tuner, key, chosen) where that gives another configuration;
+        yields whether any was."""
         saved = []
         for tuner in list(self.tuners):
-            timings = getattr(tuner, "configs_timings", None) or {}
             for key, chosen in list(tuner.cache.items()):
-                other = runner_up(timings, chosen)
-                if other is not None:
+                other = pick(tuner, key, chosen)
+                if other is not None and other is not chosen:
                     saved.append((tuner, key, chosen))
                     tuner.cache[key] = other
         try:
@@ -227,8 +222,17 @@ class Tunings:
             for tuner, key, chosen in saved:
                 tuner.cache[key] = chosen
 
+    def runners_up(self):
+        """Every autotuner's choices swapped, for what runs inside, for
+        the fastest other configuration its last search timed; yields
+        whether any was swapped.  Configurations that differ only in
+        warps or tile sizes add in another order, and where a kernel's
+        outputs are ill-conditioned (chunked gated attention: sums of
+        exponentials that cancel) that can move them past the tolerance:
+        the reference retuned is as much the reference as the first."""
+        return self._swapped(lambda tuner, key, chosen: runner_up(
+            getattr(tuner, "configs_timings", None) or {}, chosen))
 
-    @contextlib.contextmanager
     def as_candidate_tuned(self):
         """The reference's autotuners set, for what runs inside, to the
         choices the candidate's made for the kernel of the same name on
@@ -237,26 +241,17 @@ class Tunings:
         guard.LAUNCHES.watches); yields whether any was set.  A search
         among many configurations whose times are close picks any of
         several, and the runner-up is only one of them."""
-        theirs = {}
-        for tuner in list(self.tuners):
-            if guard.LAUNCHES.watches(getattr(tuner, "base_fn", None)):
-                for key, config in list(tuner.cache.items()):
-                    theirs[(_kernel_name(tuner), key)] = str(config)
-        saved = []
-        for tuner in list(self.tuners):
-            if guard.LAUNCHES.watches(getattr(tuner, "base_fn", None)):
-                continue
+        def candidate_owns(tuner):
+            return guard.LAUNCHES.watches(getattr(tuner, "base_fn", None))
+        theirs = {(_kernel_name(t), key): str(config) for t in list(self.tuners) if candidate_owns(t)
+                  for key, config in list(t.cache.items())}
+
+        def pick(tuner, key, chosen):
+            if candidate_owns(tuner):
+                return None
             own = {str(c): c for c in getattr(tuner, "configs", [])}
-            for key, chosen in list(tuner.cache.items()):
-                config = own.get(theirs.get((_kernel_name(tuner), key)))
-                if config is not None and config is not chosen:
-                    saved.append((tuner, key, chosen))
-                    tuner.cache[key] = config
-        try:
-            yield bool(saved)
-        finally:
-            for tuner, key, chosen in saved:
-                tuner.cache[key] = chosen
+            return own.get(theirs.get((_kernel_name(tuner), key)))
+        return self._swapped(pick)
 
 
 def _kernel_name(tuner):
