@@ -712,6 +712,13 @@ struct refmode {
 	int no_poison, one_call;
 };
 
+/* The extra request of a run as mode says: NULL, or without the poison. */
+static json_t *
+run_request(const struct refmode *mode)
+{
+	return mode->no_poison ? json_pack("{s:b}", "poison", 0) : NULL;
+}
+
 /* The first run of a result passed and a later one failed. */
 static int
 later_run_failed(json_t *result)
@@ -733,7 +740,7 @@ static json_t *
 rerun_reference(struct slot *s, json_t *jobspec, const char *tmp, char nonce[33],
     const struct refmode *mode, json_t **result, char *err, size_t errlen)
 {
-	json_t *extra = mode->no_poison ? json_pack("{s:b}", "poison", 0) : NULL, *resp;
+	json_t *extra = run_request(mode), *resp;
 
 	json_decref(*result);
 	if (mode->one_call)
@@ -818,8 +825,7 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], struct refm
 		json_decref(resp);
 		resp = rerun_reference(s, jobspec, tmp, nonce, mode, &meta, err, errlen);
 	}
-	if (mode->no_poison)
-		plain = json_pack("{s:b}", "poison", 0);
+	plain = run_request(mode);
 	if (!resp || strcmp(resp_status(resp), "exit") || !meta) {
 		json_decref(meta);
 		if (resp) {
@@ -1292,10 +1298,9 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	dump_json(jobspec, dir, "job.json");
 	json_decref(jobspec);
 	nonce_hex(nonce);
-	if (mode.no_poison) {
+	if (mode.no_poison)
 		add_note(ev, "no_poison");
-		extra = json_pack("{s:b}", "poison", 0);
-	}
+	extra = run_request(&mode);
 	resp = gpu_job(s, GEAK_GPU_SHARED, "run", dir, nonce, extra, msg, msglen);
 	json_decref(extra);
 	if (!resp) {

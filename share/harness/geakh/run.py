@@ -413,11 +413,9 @@ class Job:
                                  f"(status {os.waitstatus_to_exitcode(status)}) without its "
                                  f"result ({str(exc)[:200]})")
         try:
-            outs = torch.load(base + ".pt", map_location="cpu", weights_only=True)
-        except Exception as exc:  # noqa: BLE001 - any refusal of the safe loader
-            return self._no_part(seed, "cheat", "outputs hold objects other than plain tensors "
-                                 "and Python values (refused by the safe loader: "
-                                 f"{str(exc).splitlines()[0][:200]})")
+            outs = judge.load_outputs(base + ".pt")
+        except judge.Bad as exc:
+            return self._no_part(seed, exc.reason, str(exc))
         if not isinstance(outs, list) or not isinstance(runs, list) or len(outs) != len(runs):
             return self._no_part(seed, "crash", "the run's own process left runs and outputs "
                                  "that do not pair up")
