@@ -891,16 +891,24 @@ new_eval(const char *code_sha, struct slot *s)
 }
 
 static void
+set_message(json_t *ev, const char *msg)
+{
+	char *m;
+
+	if (!msg)
+		return;
+	m = geak_xstrdup(msg);
+	geak_utf8_scrub(m);
+	json_object_set_new(ev, "message", json_string(m));
+	free(m);
+}
+
+static void
 fail(json_t *ev, const char *stage, const char *reason, const char *msg)
 {
 	json_object_set_new(ev, "stage", json_string(stage));
 	json_object_set_new(ev, "reason", json_string(reason));
-	if (msg) {
-		char *m = geak_xstrdup(msg);
-		geak_utf8_scrub(m);
-		json_object_set_new(ev, "message", json_string(m));
-		free(m);
-	}
+	set_message(ev, msg);
 }
 
 /* flags: integrity findings (a flagged candidate is never selected as
@@ -1128,9 +1136,12 @@ add_spread_note(json_t *ev, json_t *t)
 
 /* One stage of the performance run: "check" (the outputs on the
  * performance inputs, beside other jobs, compiling what the timing needs)
- * or "time" (alone on the GPU).  0 when the next stage may follow. */
+ * or "time" (alone on the GPU).  0 when the next stage may follow, 1 when
+ * a call of the reference with other autotuner choices faulted (retuned:
+ * such calls were made) and the stage is to run again without them. */
 static int
-perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *stage, int no_poison)
+perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *stage, int no_poison,
+    int retuned)
 {
 	int timing = !strcmp(stage, "time"), ok = -1;
 	char *dir = new_jobdir(timing ? "time-" : "check-");
@@ -1150,6 +1161,8 @@ perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *st
 	extra = json_pack("{s:I, s:s}", "reps", (json_int_t)opt.reps, "stage", stage);
 	if (no_poison)
 		json_object_set_new(extra, "poison", json_false());
+	if (!retuned)
+		json_object_set_new(extra, "retuned", json_false());
 	/* The check stage compiled what the timing runs; the timing holds the
 	 * GPU alone, so it gets no cold-compile allowance beyond the job's. */
 	if (timing)
@@ -1167,6 +1180,14 @@ perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *st
 		if (!nonce_matches(t, nonce)) {
 			add_note(ev, "perf_failed");
 			fail(ev, "perf", "no_output", "the timing run wrote no result with this run's nonce");
+		} else if (kind && !strcmp(kind, "retuned_fault") && retuned) {
+			ok = 1;
+		} else if (kind && !strcmp(kind, "reference")) {
+			/* The task's perf script fails for its own reference: no
+			 * speedup for any candidate, and nothing against this one. */
+			add_note(ev, "perf_failed");
+			add_note(ev, "reference_perf_failed");
+			set_message(ev, json_string_value(json_object_get(json_object_get(t, "error"), "message")));
 		} else if (kind && (!strcmp(kind, "mismatch") || !strcmp(kind, "cheat"))) {
 			json_object_set_new(ev, "exec", json_false());
 			fail(ev, "perf", kind, json_string_value(json_object_get(json_object_get(t, "error"), "message")));
@@ -1189,12 +1210,28 @@ perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *st
 	return ok;
 }
 
+/* A stage whose reference faulted with other autotuner choices runs
+ * again without such calls: the fault ended the process's CUDA context,
+ * and says nothing of the candidate. */
+static int
+perf_stage_once_more(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *stage,
+    int no_poison)
+{
+	int r = perf_stage(s, ev, spec, rec, stage, no_poison, !has_note(ev, "retuned_fault"));
+
+	if (r == 1) {
+		add_note(ev, "retuned_fault");
+		r = perf_stage(s, ev, spec, rec, stage, no_poison, 0);
+	}
+	return r;
+}
+
 static void
 perf(struct slot *s, json_t *ev, json_t *spec, json_t *rec, int no_poison)
 {
-	if (perf_stage(s, ev, spec, rec, "check", no_poison) == 0 &&
-	    perf_stage(s, ev, spec, rec, "time", no_poison) == 0 &&
-	    !json_is_string(json_object_get(ev, "reason")))
+	if (perf_stage_once_more(s, ev, spec, rec, "check", no_poison) == 0 &&
+	    perf_stage_once_more(s, ev, spec, rec, "time", no_poison) == 0 &&
+	    !json_is_string(json_object_get(ev, "reason")) && !has_note(ev, "reference_perf_failed"))
 		json_object_set_new(ev, "stage", json_string("done"));
 }
 

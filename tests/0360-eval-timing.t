@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 45
+plan 56
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], d))' "$1"; }
 c=$top/tests/cheats
@@ -154,6 +154,46 @@ check_same "the three-configuration reference and its twins are what they say" "
 check_same "check stage: the candidate's third configuration is not a mismatch; wrong still is" "None mismatch" \
 	"$(GEAK_TEST_ALL_CONFIGS=1 drive check t3cand.py t3c-check t3ref.py | field '(globals().get("error") or {}).get("kind")')"\
 " $(GEAK_TEST_ALL_CONFIGS=1 drive check t3wrong.py t3w-check t3ref.py | field '(globals().get("error") or {}).get("kind")')"
+
+# A runner-up that the search on one key never ran can fault there: each
+# key of a tuner takes the runner-up of its own search.
+check_same "each autotuner key gets the runner-up of its own search" "[0, 0] [1, 2]" \
+	"$("$GEAK_PYTHON" "$top/tests/harness/runner_up_keys.py" 2>>err.txt | tail -n 1)"
+# A retuned call of the reference that ends the device's usability (an
+# illegal memory access does on a GPU) fails the stage as retuned_fault,
+# which geak-eval runs again without such calls; an error that leaves the
+# device usable is passed over, as before.
+tuned_add normal right faulty > tfref.py
+sed -e 's/x + y, mask=mask)/x + y + (offs == 5), mask=mask)/' "$c/add_reference.py" > plus5.py
+check_same "the reference whose runner-up fails and the candidate wrong at element 5 are what they say" "1 1" \
+	"$(grep -c 'static_assert(SHIFT == 0)' tfref.py) $(grep -c 'offs == 5' plus5.py)"
+check_same "check stage: a retuned call that leaves the device unusable is retuned_fault" retuned_fault \
+	"$(GEAK_TEST_ALL_CONFIGS=1 GEAK_TEST_DEVICE_LOST=1 drive check plus5.py tf-check tfref.py | field 'error["kind"]')"
+check_same "check stage: run again without retuned calls, the candidate is judged: mismatch" mismatch \
+	"$(GEAK_TEST_ALL_CONFIGS=1 GEAK_TEST_DEVICE_LOST=1 GEAK_TEST_REQUEST='{"retuned": false}' drive check plus5.py tf-again tfref.py | field 'error["kind"]')"
+check_same "check stage: a retuned call's error that leaves the device usable is passed over" mismatch \
+	"$(GEAK_TEST_ALL_CONFIGS=1 drive check plus5.py tf-usable tfref.py | field 'error["kind"]')"
+
+# Racing outputs: the candidate's outputs that judge.unlike_races sees
+# are spread over the reference's extra runs, since outputs made back to
+# back share their race's winners.
+check_same "a candidate whose first two outputs share a rare winner passes on its later outputs" True \
+	"$("$GEAK_PYTHON" "$top/tests/harness/sticky_draws.py" spread 2>>err.txt)"
+check_match "one with that winner in every output fails" "in all of them" \
+	"$("$GEAK_PYTHON" "$top/tests/harness/sticky_draws.py" sticky 2>>err.txt)"
+
+# A perf script that fails for the reference itself (token_attn_llama2's
+# passes 3-d tensors to a wrapper that takes 4-d ones) is the task's
+# defect: told apart from the candidate's failures.
+sed -e 's/^    out = torch.empty_like(x)$/    if x.numel() == 1000:\n        raise ValueError("no such size")\n    out = torch.empty_like(x)/' \
+	"$c/add_reference.py" > brokenref.py
+check_same "the reference that fails on the second input is what it says" 1 "$(grep -c 'no such size' brokenref.py)"
+out=$(drive check "$c/honest.py" bref-check brokenref.py)
+check_same "check stage: the reference failing on an input is kind reference" reference \
+	"$(printf '%s' "$out" | field 'error["kind"]')"
+check_match "the message names the input and the reference's error" \
+	"the reference itself fails on performance input 1: ValueError: no such size" \
+	"$(printf '%s' "$out" | field 'error["message"]')"
 
 check_same "a perf script's inputs go to the device one at a time, as they are used" "3 10 [1]" \
 	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import timing

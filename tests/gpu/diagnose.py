@@ -20,10 +20,18 @@ each call; prints per module how many distinct outputs its calls gave,
 and whether the two modules' sets of outputs meet: a race that the
 reference's own runs show, or one that only another module shows.
 
-perfraces: the same on the first six inputs of a TritonBench perf
-script, each call on a fresh guarded copy of the input, as the
-performance check makes them (timing.load_tbg with the reference as the
-candidate), every output kept until the input is done.
+perfraces: the reference and itself as the candidate, loaded as the
+performance check loads them (timing.load_tbg), on the first six inputs
+of a TritonBench perf script, CALLS calls of each side alternately, each
+on a fresh copy of the input, in three ways: "kept" (every copy and
+output kept until the input is done, so each call works elsewhere in
+memory), "reused" (each copy freed before the next call, so the calls
+share addresses) and "timed" (as the timed calls, with L2 flushed and the
+device idle before each, outputs kept).  Per way it prints the elements
+where a side's calls disagree among themselves ("racing"), where some
+candidate value is never among the reference's ("cand-only") and the
+other way round, and where the two sides' values never meet ("disjoint");
+for a baseline, the same between the two halves of the reference's calls.
 
 call: the reference as a candidate's correctness run, as geak-eval's
 worker makes it (a ROCm file that autotunes gets the task's autotune
@@ -196,30 +204,98 @@ def races(rec, calls):
           f"distinct, shared {len(a & b)}; a {seen[0]}; b {seen[1]}", flush=True)
 
 
+def flat_bits(x, acc=None):
+    """Every tensor in x as one int64 vector of its elements' bit
+    patterns (equal values, NaN included, are equal numbers)."""
+    import torch
+    top = acc is None
+    acc = [] if top else acc
+    if isinstance(x, torch.Tensor):
+        t = x.detach().contiguous().reshape(-1)
+        ints = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+        if t.dtype == torch.bool:
+            t = t.to(torch.uint8)
+        if t.is_complex():
+            t = torch.view_as_real(t).reshape(-1)
+        acc.append(t.view(ints[t.element_size()]).to(torch.int64))
+    elif isinstance(x, dict):
+        for k in sorted(x, key=str):
+            flat_bits(x[k], acc)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            flat_bits(v, acc)
+    if top:
+        return torch.cat(acc) if acc else torch.zeros(0, dtype=torch.int64)
+    return None
+
+
+def first_address(x):
+    """The address of the first tensor in x (an input copy)."""
+    import torch
+    if isinstance(x, torch.Tensor):
+        return x.data_ptr()
+    for v in (x.values() if isinstance(x, dict) else x if isinstance(x, (list, tuple)) else ()):
+        a = first_address(v)
+        if a is not None:
+            return a
+    return None
+
+
+def never_among(a, b):
+    """Elements where some row of a holds a value that no row of b holds."""
+    import torch
+    novel = torch.zeros(a.shape[1], dtype=torch.bool, device=a.device)
+    for row in a:
+        novel |= ~(row[None, :] == b).any(0)
+    return novel
+
+
+def race_counts(ref, cand):
+    """ref, cand: [calls, elements] stacks of flat_bits."""
+    racing = lambda s: int((s != s[0]).any(0).sum())  # noqa: E731
+    c_only, r_only = never_among(cand, ref), never_among(ref, cand)
+    half = ref.shape[0] // 2
+    base = int(never_among(ref[half:], ref[:half]).sum())
+    return (f"elements {ref.shape[1]}, racing ref {racing(ref)} cand {racing(cand)}; "
+            f"cand-only {int(c_only.sum())}, ref-only {int(r_only.sum())}, "
+            f"disjoint {int((c_only & r_only).sum())}; ref halves {base}")
+
+
 def perf_races(rec, calls):
+    import torch
     from geakh import guard, timing
     task = rec["task"]
     d = tempfile.mkdtemp(prefix="diag-")
     spec = {"suite": "tbg", "name": task["name"], "code": task["reference"],
             "reference": task["reference"], "test": task.get("test", ""),
             "perf": task["perf"], "seeds": [42]}
+    guard.LAUNCHES.hold_nothing()
     _, cand, ref, inputs, _ = timing.load_tbg(spec, d)
+    bench = timing.Bench()
     for i, inp in enumerate(inputs):
         if i == 6:
             break
-        seen, kept = ([], []), []
-        for _ in range(calls):
-            for k, fn in enumerate((ref, cand)):
-                guard.reseed(42)
-                out = fn(timing.clone(inp))
-                kept.append(out)
-                h = hashlib.sha256()
-                digest(out, h)
-                seen[k].append(h.hexdigest()[:8])
-        a, b = set(seen[0]), set(seen[1])
-        print(f"{rec['id']}\tinput {i}: ref {len(a)} distinct, cand {len(b)} distinct, "
-              f"shared {len(a & b)}; ref {' '.join(seen[0])}; cand {' '.join(seen[1])}", flush=True)
-        del kept
+        for way in ("kept", "reused", "timed"):
+            stacks, kept, where = ([], []), [], (set(), set())
+            for _ in range(calls):
+                for k, fn in enumerate((ref, cand)):
+                    guard.reseed(42)
+                    if way == "timed":
+                        _, out, x = bench.one(fn, inp)
+                    else:
+                        x = timing.clone(inp)
+                        out = fn(x)
+                    torch.cuda.synchronize()
+                    where[k].add(first_address(x))
+                    stacks[k].append(flat_bits(out).clone())
+                    if way != "reused":
+                        kept.append((x, out))
+                    del x, out
+            line = race_counts(torch.stack(stacks[0]), torch.stack(stacks[1]))
+            print(f"{rec['id']}\tinput {i} {way}: {line}; addresses ref {len(where[0])} "
+                  f"cand {len(where[1])} shared {len(where[0] & where[1])}", flush=True)
+            del stacks, kept
+            torch.cuda.empty_cache()
 
 
 def main():

@@ -9,7 +9,10 @@ mean nothing here, the decisions are what is tested.
 
 With GEAK_TEST_ALL_CONFIGS set, autotuners search every configuration
 (the CPU mode keeps the first alone), each timed 0, so the first wins and
-the second is the runner-up.
+the second is the runner-up.  With GEAK_TEST_DEVICE_LOST set, every error
+counts as one that leaves the device unusable (as a kernel's illegal
+memory access does on a GPU).  GEAK_TEST_REQUEST: JSON merged into the
+request (e.g. {"retuned": false}).
 """
 import json
 import os
@@ -58,7 +61,11 @@ def main(stage, src, d, reference=None):
     cpu.install(poison=False)
     if os.environ.get("GEAK_TEST_ALL_CONFIGS"):
         autotuner.Autotuner.prune_configs = prune
-    timing.main(d, "n0nce", lambda: None, {"stage": stage, "reps": 3, "warmup": 1})
+    if os.environ.get("GEAK_TEST_DEVICE_LOST"):
+        timing.device_usable = lambda: False
+    req = {"stage": stage, "reps": 3, "warmup": 1}
+    req.update(json.loads(os.environ.get("GEAK_TEST_REQUEST", "{}")))
+    timing.main(d, "n0nce", lambda: None, req)
     with open(os.path.join(d, "timing.json")) as fp:
         print(fp.read())
 

@@ -3,13 +3,14 @@ whose outputs differ (configuration SHIFT adds 1 at element SHIFT, as
 sums that cancel differ with the tile size), for the tests of
 tuning-dependent references:
 
-    tuned_add.py normal|reversed right|wrong [three] > FILE.py
+    tuned_add.py normal|reversed right|wrong [three|faulty] > FILE.py
 
 reversed lists the configurations the other way round, so a search whose
 timings tie picks the other one; wrong also adds 0.5 at element 5, where
 the tuning does not matter; three adds a third configuration, so that
 the reversed search's choice is neither the normal one's nor its
-runner-up.
+runner-up; faulty makes every configuration but SHIFT 0 fail when it
+runs (a static assertion), as one that overruns a buffer does.
 """
 import os
 import sys
@@ -26,6 +27,8 @@ if order == "reversed":
 src = src.replace("@triton.jit", "@triton.autotune(configs=[%s], key=[])\n@triton.jit" % ", ".join(configs))
 src = src.replace("BLOCK: tl.constexpr)", "BLOCK: tl.constexpr, SHIFT: tl.constexpr)")
 value = "tl.where(offs == SHIFT, x + y + 1, x + y)"
+if sys.argv[3:] == ["faulty"]:
+    src = src.replace("    offs = tl.program_id(0)", "    tl.static_assert(SHIFT == 0)\n    offs = tl.program_id(0)")
 if wrong:
     value = "tl.where(offs == 5, x + y + 0.5, %s)" % value
 src = src.replace("tl.store(out_ptr + offs, x + y, mask=mask)",

@@ -186,16 +186,21 @@ class Tunings:
 
         def run(self, *args, _orig=orig, **kwargs):
             tunings.tuners.add(self)
-            before = len(self.cache)
+            before = set(self.cache)
             try:
                 return _orig(self, *args, **kwargs)
             finally:
-                tunings.searches += len(self.cache) > before
+                new = [k for k in list(self.cache) if k not in before]
+                tunings.searches += bool(new)
+                timed = dict(getattr(self, "configs_timings", None) or {})
+                self._geak_timings = {**getattr(self, "_geak_timings", {}),
+                                      **{k: timed for k in new}}
         autotuner.Autotuner.run = run
 
     def forget(self):
         for tuner in list(self.tuners):
             tuner.cache.clear()
+            tuner._geak_timings = {}
 
     def choices(self):
         """Every autotuner's choices so far as [kernel, key, configuration],
@@ -229,9 +234,12 @@ class Tunings:
         warps or tile sizes add in another order, and where a kernel's
         outputs are ill-conditioned (chunked gated attention: sums of
         exponentials that cancel) that can move them past the tolerance:
-        the reference retuned is as much the reference as the first."""
+        the reference retuned is as much the reference as the first.
+        Each key takes the runner-up of its own search: a tuner's
+        configs_timings holds only its last, and a configuration timed on
+        one shape can fault on another."""
         return self._swapped(lambda tuner, key, chosen: runner_up(
-            getattr(tuner, "configs_timings", None) or {}, chosen))
+            getattr(tuner, "_geak_timings", {}).get(key) or {}, chosen))
 
     def as_candidate_tuned(self):
         """The reference's autotuners set, for what runs inside, to the
@@ -340,27 +348,43 @@ def empty_poisoned(on):
 RESAMPLES = 6  # more calls of a reference whose outputs differ from the candidate's
 
 
-def second_opinions(ref, inp, seed, poison, first=True):
+def device_usable():
+    """Whether the device still runs work after an error (a fault in a
+    kernel leaves the process's CUDA context unusable)."""
+    try:
+        torch.cuda.synchronize()
+        return float(torch.ones(1, device="cuda").add_(1).sum()) == 2.0
+    except Exception:  # noqa: BLE001 - any failure means no
+        return False
+
+
+def second_opinions(ref, inp, seed, poison, first=True, retuned=True):
     """More outputs of the reference on inp, each on a fresh copy of it
-    and on memory poisoned as the other checked calls' was: when first,
-    one with its runners-up configurations (see Tunings.runners_up; none
-    when no autotuned kernel has another, or the call fails with it: the
-    other configuration may not fit a shape its search did not see) and
-    one with the candidate's choices (Tunings.as_candidate_tuned; none
-    likewise), then RESAMPLES with its own.  Kernels that scatter to
+    and on memory poisoned as the other checked calls' was: when first
+    and retuned, one with its runners-up configurations (see
+    Tunings.runners_up; none when no autotuned kernel has another, or the
+    call fails with it) and one with the candidate's choices
+    (Tunings.as_candidate_tuned; none likewise), then RESAMPLES with its
+    own.  A retuned call that leaves the device unusable (an illegal
+    memory access ends the process's CUDA context) raises RetunedFault:
+    geak-eval runs the stage again without retuned calls.  Kernels that scatter to
     colliding places give another winner on most calls, so two calls show
     only a part of what races; the outputs are all kept until the last
     call is made, so that each lands elsewhere in memory."""
     outs = []
-    for tuned in (TUNINGS.runners_up, TUNINGS.as_candidate_tuned) if first else ():
+    for tuned in (TUNINGS.runners_up, TUNINGS.as_candidate_tuned) if first and retuned else ():
         with tuned() as swapped:
             try:
                 if swapped:
                     with empty_poisoned(poison):
                         guard.reseed(seed)
-                        outs.append(judge_portable(ref(clone(inp))))
-            except Exception:  # noqa: BLE001 - no opinion from it, then
-                pass
+                        out = judge_portable(ref(clone(inp)))
+                        torch.cuda.synchronize()
+                    outs.append(out)
+            except Exception as exc:  # noqa: BLE001 - no opinion from it, then
+                if not device_usable():
+                    raise RetunedFault(f"the reference with other autotuner choices faulted: "
+                                       f"{type(exc).__name__}: {str(exc)[:300]}") from None
     with empty_poisoned(poison):
         for _ in range(RESAMPLES):
             guard.reseed(seed)
@@ -368,7 +392,8 @@ def second_opinions(ref, inp, seed, poison, first=True):
     return outs
 
 
-def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent, tuned, notes, poison=True):
+def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent, tuned, notes, poison=True,
+            retuned=True):
     """Per input: the median of reps interleaved calls of each.  The
     outputs of the first two timed calls of each are kept and compared
     afterwards, so a candidate that behaves when checked and cuts corners
@@ -377,7 +402,9 @@ def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent, tuned, not
     autotuning, warm-up calls) and the timed part; tuned counts each
     side's autotuner searches (one per input and autotuned kernel, see
     Tunings); notes gets judge.SPREAD_NOTE where the timed outputs passed
-    only as racing outputs (see compare_or_resample)."""
+    only as racing outputs (see compare_or_resample; the candidate's
+    further outputs there are made as its timed calls are).  retuned: see
+    second_opinions."""
     rows = []
     keep = []
     for i, inp in enumerate(inputs):
@@ -415,21 +442,30 @@ def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent, tuned, not
                     seen[fn].append(out)
                 keep = (keep + [x, out])[-4:]
         spent["timed"] = spent.get("timed", 0.0) + time.monotonic() - t1
+        drawn = []
+
+        def another(inp=inp):
+            guard.reseed(seed)
+            _, out, x = bench.one(cand, inp)
+            drawn.append((x, out))  # so that the next lands elsewhere
+            return judge_portable(out)
         if check_timed_outputs(i, seen[cand], seen[ref], unwritten, tol,
-                               lambda first: second_opinions(ref, inp, seed, poison, first)):
+                               lambda first: second_opinions(ref, inp, seed, poison, first, retuned),
+                               another):
             notes.add(judge.SPREAD_NOTE)
-        del seen
+        del seen, drawn
         rows.append({"shape": i, "ms": statistics.median(series_ms(ms_c)),
                      "ms_ref": statistics.median(series_ms(ms_r))})
     return rows
 
 
-def check_timed_outputs(i, cand_outs, ref_outs, poisoned, tol, others=None):
+def check_timed_outputs(i, cand_outs, ref_outs, poisoned, tol, others=None, another=None):
     """The candidate's timed outputs against the reference's, elements
     where the reference's own runs disagree (two timed, one on poisoned
     memory) or leave memory unwritten left out; where they differ
     nonetheless, also those where it disagrees with more runs of itself
-    (others(first): see second_opinions)."""
+    (others(first): see second_opinions; another(): one more output of
+    the candidate, see compare_or_resample)."""
     rtol, atol = tol
     if len(ref_outs) < 2:
         return
@@ -442,11 +478,14 @@ def check_timed_outputs(i, cand_outs, ref_outs, poisoned, tol, others=None):
                        judge.unstable(poisoned, r[0], rtol, atol), judge.nan_where(poisoned))
 
     return compare_or_resample(list(zip(c, r)), mask, r[0], others or (lambda first: []), tol,
-                               f"performance input {i}, timed call",
-                               spread=judge.count(judge.unstable(r[0], r[1], rtol, atol)))
+                               f"performance input {i}, timed call", another,
+                               judge.count(judge.unstable(r[0], r[1], rtol, atol)))
 
 
 RESAMPLE_ROUNDS = 8
+# The fewest outputs of the candidate that judge.unlike_races sees where a
+# difference stays: pairs' own, then more from another().
+CANDIDATE_DRAWS = 6
 
 
 def compare_or_resample(pairs, mask, base, others, tol, where, another=None, spread=0):
@@ -458,10 +497,20 @@ def compare_or_resample(pairs, mask, base, others, tol, where, another=None, spr
     leaves an element looking stable in k calls with probability 2^(1-k),
     and a perf script can race at thousands of elements.  A reference that
     agrees with itself costs one round.  A difference that stays passes
-    where the candidate's outputs (with one more, another(), where pairs
-    hold one) race as the reference's do (judge.unlike_races; spread: the
-    most elements at which the reference's runs that made mask differ):
-    True then.  Otherwise it is a Mismatch at where."""
+    where the candidate's outputs race as the reference's do
+    (judge.unlike_races; spread: the most elements at which the
+    reference's runs that made mask differ): True then.  Otherwise it is a
+    Mismatch at where.
+
+    The candidate's outputs judged so are pairs' own and, where another
+    is given, one more output of it (another(), on fresh memory) in each
+    round, between the reference's, and more after the last round up to
+    CANDIDATE_DRAWS in all: the winner of a race depends on where the
+    buffers lie and on what else the device runs at the time, so outputs
+    made back to back share their winners, and on an H200 a candidate's
+    two such outputs differed from 50 outputs of the reference at the
+    same 380 elements, where outputs spread over the rounds race as the
+    reference's own do."""
     def compare(m):
         for a, b in pairs:
             judge.compare(judge.masked(a, m), judge.masked(b, m), *tol)
@@ -470,8 +519,11 @@ def compare_or_resample(pairs, mask, base, others, tol, where, another=None, spr
         return False
     except judge.Mismatch as exc:
         last = exc
+    draws = [a for a, _ in pairs]
     for round_no in range(RESAMPLE_ROUNDS):
         masks = [judge.unstable(base, o, *tol) for o in others(round_no == 0)]
+        if another:
+            draws.append(another())
         spread = max([spread] + [judge.count(m) for m in masks])
         grown = judge.union(*masks)
         if grown is None:
@@ -482,8 +534,7 @@ def compare_or_resample(pairs, mask, base, others, tol, where, another=None, spr
             return False
         except judge.Mismatch as exc:
             last = exc
-    draws = [a for a, _ in pairs]
-    if spread and len(draws) < 2 and another:
+    while spread and another and len(draws) < CANDIDATE_DRAWS:
         draws.append(another())
     b = judge.masked(base, mask)
     why = judge.unlike_races([(judge.masked(d, mask), b) for d in draws], *tol, spread)
@@ -607,7 +658,7 @@ def load_plain(spec, d):
     return cand, (lambda a: fc(*a)), (lambda a: fr(*a)), cases, perf
 
 
-def check_perf_outputs(spec, cand, ref, inputs, seed, notes, poison=True):
+def check_perf_outputs(spec, cand, ref, inputs, seed, notes, poison=True, retuned=True):
     """One checked call per performance input: the outputs must agree here
     too (GEAK-eval's flow checks only these).  As in the correctness run,
     memory from torch.empty starts as NaN; elements where two runs of the
@@ -623,12 +674,17 @@ def check_perf_outputs(spec, cand, ref, inputs, seed, notes, poison=True):
     runners-up (see second_opinions), leave out the elements that depend
     on its tuning or on the winner of a race too; a difference that stays
     passes where the candidate races as the reference does (see
-    compare_or_resample), noted in notes."""
+    compare_or_resample), noted in notes.  A reference that fails on an
+    input before the candidate has run on it raises ReferenceFailed (the
+    perf script is broken for any candidate), unless the device is left
+    unusable.  retuned: see second_opinions."""
     rtol, atol = judge.tolerance(spec)
     for i, inp in enumerate(inputs):
-        outs = []
+        outs, kept = [], []
         with empty_poisoned(poison):
-            for fn in (ref, cand, ref):
+            guard.reseed(seed)
+            outs.append(reference_first(ref, inp, i))
+            for fn in (cand, ref):
                 guard.reseed(seed)
                 outs.append(fn(clone(inp)))
         guard.reseed(seed)
@@ -641,19 +697,34 @@ def check_perf_outputs(spec, cand, ref, inputs, seed, notes, poison=True):
         def another(inp=inp):
             with empty_poisoned(poison):
                 guard.reseed(seed)
-                return judge_portable(cand(clone(inp)))
+                x = clone(inp)
+                out = cand(x)
+                kept.append((x, out))  # so that the next lands elsewhere
+                return judge_portable(out)
         # More runs only on a difference: a runner-up could fault where
         # its search did not look and take the process with it.
         if compare_or_resample([(a, b1)], mask, b1,
-                               lambda first: second_opinions(ref, inp, seed, poison, first),
+                               lambda first: second_opinions(ref, inp, seed, poison, first, retuned),
                                (rtol, atol), f"performance input {i}", another,
                                max(map(judge.count, ref_masks))):
             notes.add(judge.SPREAD_NOTE)
-        del outs, a, b1, b2, b3, ref_masks, mask
+        del outs, kept, a, b1, b2, b3, ref_masks, mask
         # Four calls' outputs per input stay in torch's cache otherwise,
         # out of reach of the other jobs on the GPU: sixteen such jobs ran
         # each other out of memory on an H200.
         torch.cuda.empty_cache()
+
+
+def reference_first(ref, inp, i):
+    """The reference's first call on input i, on a fresh copy of it; a
+    failure that leaves the device usable is ReferenceFailed."""
+    try:
+        return ref(clone(inp))
+    except Exception as exc:  # noqa: BLE001 - told apart below
+        if not device_usable():
+            raise
+        raise ReferenceFailed(f"the reference itself fails on performance input {i}: "
+                              f"{type(exc).__name__}: {str(exc)[:500]}") from None
 
 
 def judge_portable(x):
@@ -827,6 +898,7 @@ def main(d, nonce, progress, req, ready=None):
     t0 = time.monotonic()
     reps = int(req.get("reps", 20))
     poison = req.get("poison", True) is not False
+    retuned = req.get("retuned", True) is not False
     try:
         if spec["suite"] == "rocm":
             if ready and stage == "time":
@@ -841,7 +913,7 @@ def main(d, nonce, progress, req, ready=None):
         spent["setup"] = time.monotonic() - t0
         seed = spec.get("seeds", [42])[0]
         if stage != "time":
-            check_perf_outputs(spec, cand, ref, inputs, seed, notes, poison)
+            check_perf_outputs(spec, cand, ref, inputs, seed, notes, poison, retuned)
         progress()
         launched = guard.LAUNCHES.count
         if launched == 0 and stage != "time":
@@ -852,7 +924,7 @@ def main(d, nonce, progress, req, ready=None):
         if ready:
             ready()
         rows = measure(bench, cand, ref, inputs, reps, max(1, int(req.get("warmup", 2))), seed,
-                       judge.tolerance(spec), spent, tuned, notes, poison)
+                       judge.tolerance(spec), spent, tuned, notes, poison, retuned)
         launched = guard.LAUNCHES.count
         for row, inp in zip(rows, getattr(inputs, "host", inputs)):
             for key, fn in (("gbps", "get_gbps"), ("tflops", "get_tflops")):
@@ -869,6 +941,10 @@ def main(d, nonce, progress, req, ready=None):
         pass
     except Mismatch as exc:
         result["error"] = {"kind": "mismatch", "message": str(exc)}
+    except RetunedFault as exc:
+        result["error"] = {"kind": "retuned_fault", "message": str(exc)}
+    except ReferenceFailed as exc:
+        result["error"] = {"kind": "reference", "message": str(exc)}
     except Cheat as exc:
         result["error"] = {"kind": "cheat", "message": str(exc)}
     except BaseException as exc:  # noqa: B902
@@ -884,6 +960,16 @@ def main(d, nonce, progress, req, ready=None):
 
 class Mismatch(Exception):
     pass
+
+
+class RetunedFault(Exception):
+    """A call of the reference with other autotuner choices than its own
+    faulted (see second_opinions)."""
+
+
+class ReferenceFailed(Exception):
+    """The reference itself fails on a performance input: the task's perf
+    script cannot be run, whatever the candidate."""
 
 
 class _Done(Exception):
