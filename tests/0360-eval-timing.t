@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 56
+plan 58
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], d))' "$1"; }
 c=$top/tests/cheats
@@ -193,6 +193,12 @@ check_same "check stage: the reference failing on an input is kind reference" re
 	"$(printf '%s' "$out" | field 'error["kind"]')"
 check_match "the message names the input and the reference's error" \
 	"the reference itself fails on performance input 1: ValueError: no such size" \
+	"$(printf '%s' "$out" | field 'error["message"]')"
+out=$(drive check brokenref.py bcand-check)
+check_same "check stage: a candidate failing there is kind runtime" runtime \
+	"$(printf '%s' "$out" | field 'error["kind"]')"
+check_match "the message says whose call on which input failed" \
+	"ValueError: no such size [(]in the candidate.s checked call on performance input 1[)]" \
 	"$(printf '%s' "$out" | field 'error["message"]')"
 
 check_same "a perf script's inputs go to the device one at a time, as they are used" "3 10 [1]" \

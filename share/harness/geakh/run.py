@@ -57,6 +57,8 @@ def error_info(exc):
     tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
     text = "".join(tb)
     head = f"{type(exc).__name__}: {exc}".strip()
+    if getattr(exc, "__notes__", None):  # where it happened (timing.calling)
+        head = f"{head} ({'; '.join(map(str, exc.__notes__))})"
     return {"kind": classify(exc), "message": head[:2000], "traceback": text[-6000:]}
 
 

@@ -68,6 +68,31 @@ def clone(x, poison=False):
     return x
 
 
+def fresh(inp, poison=False):
+    """A clone of inp for a checked call, with the device idle when the
+    call starts, as before a timed call (Bench.one).  Where racing writes
+    decide an output, the winners differ between a kernel queued behind
+    the clone's copies and one that starts on an idle device, and the
+    candidate's launches alone pay for the launch counter's bookkeeping:
+    on an H200 the candidate's checked outputs of destindex_copy differed
+    from 50 of the reference's at the same element in all of 10 calls,
+    while its timed outputs raced as the reference's do."""
+    x = clone(inp, poison=poison)
+    torch.cuda.synchronize()
+    return x
+
+
+@contextlib.contextmanager
+def calling(what):
+    """An error raised inside says where (run.error_info shows it)."""
+    try:
+        yield
+    except Exception as exc:
+        if not getattr(exc, "__notes__", None):
+            exc.add_note(what)
+        raise
+
+
 def plain_tensors(x):
     if isinstance(x, torch.Tensor):
         return type(x) in (torch.Tensor, torch.nn.Parameter)
@@ -378,7 +403,7 @@ def second_opinions(ref, inp, seed, poison, first=True, retuned=True):
                 if swapped:
                     with empty_poisoned(poison):
                         guard.reseed(seed)
-                        out = judge_portable(ref(clone(inp)))
+                        out = judge_portable(ref(fresh(inp)))
                         torch.cuda.synchronize()
                     outs.append(out)
             except Exception as exc:  # noqa: BLE001 - no opinion from it, then
@@ -388,7 +413,7 @@ def second_opinions(ref, inp, seed, poison, first=True, retuned=True):
     with empty_poisoned(poison):
         for _ in range(RESAMPLES):
             guard.reseed(seed)
-            outs.append(judge_portable(ref(clone(inp))))
+            outs.append(judge_portable(ref(fresh(inp))))
     return outs
 
 
@@ -415,7 +440,8 @@ def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent, tuned, not
             before, searches = guard.LAUNCHES.count, TUNINGS.searches
             for _ in range(warmup):
                 guard.reseed(seed)
-                bench.one(fn, inp)
+                with calling(f"in the {side}'s warm-up call on performance input {i}"):
+                    bench.one(fn, inp)
             if fn is cand and guard.LAUNCHES.count == before:
                 raise run_cheat(f"no Triton kernel of the candidate launched on performance input {i}")
             tuned[side] = tuned.get(side, 0) + TUNINGS.searches - searches
@@ -434,7 +460,8 @@ def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent, tuned, not
             order = ((cand, ms_c), (ref, ms_r)) if k % 2 == 0 else ((ref, ms_r), (cand, ms_c))
             for fn, acc in order:
                 guard.reseed(seed)
-                t, out, x = bench.one(fn, inp)
+                with calling(f"in a timed call on performance input {i}"):
+                    t, out, x = bench.one(fn, inp)
                 if fn is cand and not plain_tensors(out):
                     raise run_cheat("an output of the timed call is not a plain tensor")
                 acc.append(t)
@@ -449,10 +476,11 @@ def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent, tuned, not
             _, out, x = bench.one(cand, inp)
             drawn.append((x, out))  # so that the next lands elsewhere
             return judge_portable(out)
-        if check_timed_outputs(i, seen[cand], seen[ref], unwritten, tol,
-                               lambda first: second_opinions(ref, inp, seed, poison, first, retuned),
-                               another):
-            notes.add(judge.SPREAD_NOTE)
+        with calling(f"in the extra calls on performance input {i}"):
+            if check_timed_outputs(i, seen[cand], seen[ref], unwritten, tol,
+                                   lambda first: second_opinions(ref, inp, seed, poison, first, retuned),
+                                   another):
+                notes.add(judge.SPREAD_NOTE)
         del seen, drawn
         rows.append({"shape": i, "ms": statistics.median(series_ms(ms_c)),
                      "ms_ref": statistics.median(series_ms(ms_r))})
@@ -684,12 +712,14 @@ def check_perf_outputs(spec, cand, ref, inputs, seed, notes, poison=True, retune
         with empty_poisoned(poison):
             guard.reseed(seed)
             outs.append(reference_first(ref, inp, i))
-            for fn in (cand, ref):
+            for fn, side in ((cand, "candidate"), (ref, "reference")):
                 guard.reseed(seed)
-                outs.append(fn(clone(inp)))
+                with calling(f"in the {side}'s checked call on performance input {i}"):
+                    outs.append(fn(fresh(inp)))
         guard.reseed(seed)
-        outs.append(ref(clone(inp, poison=poison)))
-        torch.cuda.synchronize()
+        with calling(f"in the reference's call on performance input {i} with guard zones"):
+            outs.append(ref(fresh(inp, poison=poison)))
+            torch.cuda.synchronize()
         b2, a, b1, b3 = ([judge_portable(o) for o in outs])
         ref_masks = [judge.unstable(b1, b, rtol, atol) for b in (b2, b3)]
         mask = judge.union(*ref_masks)
@@ -697,17 +727,18 @@ def check_perf_outputs(spec, cand, ref, inputs, seed, notes, poison=True, retune
         def another(inp=inp):
             with empty_poisoned(poison):
                 guard.reseed(seed)
-                x = clone(inp)
+                x = fresh(inp)
                 out = cand(x)
                 kept.append((x, out))  # so that the next lands elsewhere
                 return judge_portable(out)
         # More runs only on a difference: a runner-up could fault where
         # its search did not look and take the process with it.
-        if compare_or_resample([(a, b1)], mask, b1,
-                               lambda first: second_opinions(ref, inp, seed, poison, first, retuned),
-                               (rtol, atol), f"performance input {i}", another,
-                               max(map(judge.count, ref_masks))):
-            notes.add(judge.SPREAD_NOTE)
+        with calling(f"in the extra calls on performance input {i}"):
+            if compare_or_resample([(a, b1)], mask, b1,
+                                   lambda first: second_opinions(ref, inp, seed, poison, first, retuned),
+                                   (rtol, atol), f"performance input {i}", another,
+                                   max(map(judge.count, ref_masks))):
+                notes.add(judge.SPREAD_NOTE)
         del outs, kept, a, b1, b2, b3, ref_masks, mask
         # Four calls' outputs per input stay in torch's cache otherwise,
         # out of reach of the other jobs on the GPU: sixteen such jobs ran
@@ -719,9 +750,10 @@ def reference_first(ref, inp, i):
     """The reference's first call on input i, on a fresh copy of it; a
     failure that leaves the device usable is ReferenceFailed."""
     try:
-        return ref(clone(inp))
+        return ref(fresh(inp))
     except Exception as exc:  # noqa: BLE001 - told apart below
         if not device_usable():
+            exc.add_note(f"in the reference's first call on performance input {i}")
             raise
         raise ReferenceFailed(f"the reference itself fails on performance input {i}: "
                               f"{type(exc).__name__}: {str(exc)[:500]}") from None
