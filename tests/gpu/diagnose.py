@@ -31,7 +31,13 @@ device idle before each, outputs kept).  Per way it prints the elements
 where a side's calls disagree among themselves ("racing"), where some
 candidate value is never among the reference's ("cand-only") and the
 other way round, and where the two sides' values never meet ("disjoint");
-for a baseline, the same between the two halves of the reference's calls.
+for a baseline, the same between the two halves of the reference's calls;
+and where each side's calls all agree but the two sides do not ("fixed
+apart", with the first few such elements: flat index, reference's value,
+candidate's, as bit patterns).  A fourth way, "checked", makes the calls
+as the check stage does (poisoned torch.empty, the device idle at each
+call's start).  DIAG_INPUTS=I,J,... picks other inputs than the first
+six; DIAG_WAYS=kept,checked,... other ways.
 
 call: the reference as a candidate's correctness run, as geak-eval's
 worker makes it (a ROCm file that autotunes gets the task's autotune
@@ -256,9 +262,13 @@ def race_counts(ref, cand):
     c_only, r_only = never_among(cand, ref), never_among(ref, cand)
     half = ref.shape[0] // 2
     base = int(never_among(ref[half:], ref[:half]).sum())
+    apart = ~(ref != ref[0]).any(0) & ~(cand != cand[0]).any(0) & (ref[0] != cand[0])
+    where = apart.nonzero().flatten()[:4].tolist()
+    shown = ", ".join(f"{j}: {int(ref[0][j])} vs {int(cand[0][j])}" for j in where)
     return (f"elements {ref.shape[1]}, racing ref {racing(ref)} cand {racing(cand)}; "
             f"cand-only {int(c_only.sum())}, ref-only {int(r_only.sum())}, "
-            f"disjoint {int((c_only & r_only).sum())}; ref halves {base}")
+            f"disjoint {int((c_only & r_only).sum())}; ref halves {base}; "
+            f"fixed apart {int(apart.sum())} [{shown}]")
 
 
 def perf_races(rec, calls):
@@ -272,16 +282,24 @@ def perf_races(rec, calls):
     guard.LAUNCHES.hold_nothing()
     _, cand, ref, inputs, _ = timing.load_tbg(spec, d)
     bench = timing.Bench()
+    picked = [int(k) for k in os.environ.get("DIAG_INPUTS", "0,1,2,3,4,5").split(",")]
+    ways = os.environ.get("DIAG_WAYS", "kept,reused,timed").split(",")
     for i, inp in enumerate(inputs):
-        if i == 6:
+        if i > max(picked):
             break
-        for way in ("kept", "reused", "timed"):
+        if i not in picked:
+            continue
+        for way in ways:
             stacks, kept, where = ([], []), [], (set(), set())
             for _ in range(calls):
                 for k, fn in enumerate((ref, cand)):
                     guard.reseed(42)
                     if way == "timed":
                         _, out, x = bench.one(fn, inp)
+                    elif way == "checked":
+                        with timing.empty_poisoned(True):
+                            x = timing.fresh(inp)
+                            out = fn(x)
                     else:
                         x = timing.clone(inp)
                         out = fn(x)
