@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 58
+plan 60
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], d))' "$1"; }
 c=$top/tests/cheats
@@ -181,6 +181,10 @@ check_same "a candidate whose first two outputs share a rare winner passes on it
 	"$("$GEAK_PYTHON" "$top/tests/harness/sticky_draws.py" spread 2>>err.txt)"
 check_match "one with that winner in every output fails" "in all of them" \
 	"$("$GEAK_PYTHON" "$top/tests/harness/sticky_draws.py" sticky 2>>err.txt)"
+check_same "a candidate fixed apart at one element of a row where the reference races passes" True \
+	"$("$GEAK_PYTHON" "$top/tests/harness/sticky_draws.py" row 2>>err.txt)"
+check_match "one fixed apart in a row where nothing races fails" "in all of them" \
+	"$("$GEAK_PYTHON" "$top/tests/harness/sticky_draws.py" elsewhere 2>>err.txt)"
 
 # A perf script that fails for the reference itself (token_attn_llama2's
 # passes 3-d tensors to a wrapper that takes 4-d ones) is the task's

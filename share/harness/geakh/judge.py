@@ -234,6 +234,21 @@ def _union2(a, b):
     return a
 
 
+def rows_of(mask):
+    """A mask of unstable() widened to whole rows (the last dimension of
+    tensors of two or more) wherever it holds an element of one: where
+    kernels that scatter rows race, the stores of two writers of a row can
+    land interleaved, so one element's winner can differ from its
+    neighbours' in a way no number of runs shows."""
+    if isinstance(mask, torch.Tensor) and mask.dim() >= 2:
+        return mask.any(-1, keepdim=True).expand_as(mask).clone()
+    if isinstance(mask, dict):
+        return {k: rows_of(m) for k, m in mask.items()}
+    if isinstance(mask, list):
+        return [rows_of(m) for m in mask]
+    return mask
+
+
 def count(mask):
     """The elements a mask of unstable() leaves out."""
     if mask is None:

@@ -527,8 +527,9 @@ def compare_or_resample(pairs, mask, base, others, tol, where, another=None, spr
     agrees with itself costs one round.  A difference that stays passes
     where the candidate's outputs race as the reference's do
     (judge.unlike_races; spread: the most elements at which the
-    reference's runs that made mask differ): True then.  Otherwise it is a
-    Mismatch at where.
+    reference's runs that made mask differ; the rows where the reference
+    races left out whole, see judge.rows_of): True then.  Otherwise it is
+    a Mismatch at where.
 
     The candidate's outputs judged so are pairs' own and, where another
     is given, one more output of it (another(), on fresh memory) in each
@@ -564,8 +565,9 @@ def compare_or_resample(pairs, mask, base, others, tol, where, another=None, spr
             last = exc
     while spread and another and len(draws) < CANDIDATE_DRAWS:
         draws.append(another())
-    b = judge.masked(base, mask)
-    why = judge.unlike_races([(judge.masked(d, mask), b) for d in draws], *tol, spread)
+    rows = judge.rows_of(mask)
+    b = judge.masked(base, rows)
+    why = judge.unlike_races([(judge.masked(d, rows), b) for d in draws], *tol, spread)
     if why is None:
         return True
     if spread:
