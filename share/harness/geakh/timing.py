@@ -473,8 +473,8 @@ def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent, tuned, not
 
         def another(inp=inp):
             guard.reseed(seed)
-            _, out, x = bench.one(cand, inp)
-            drawn.append((x, out))  # so that the next lands elsewhere
+            out = bench.one(cand, inp)[1]
+            drawn.append(out)  # so that the next lands elsewhere
             return judge_portable(out)
         with calling(f"in the extra calls on performance input {i}"):
             if check_timed_outputs(i, seen[cand], seen[ref], unwritten, tol,
@@ -516,6 +516,30 @@ RESAMPLE_ROUNDS = 8
 CANDIDATE_DRAWS = 6
 
 
+def nbytes(x):
+    """The bytes of the tensors in x."""
+    if isinstance(x, torch.Tensor):
+        return x.numel() * x.element_size()
+    if isinstance(x, dict):
+        return sum(nbytes(v) for v in x.values())
+    if isinstance(x, (list, tuple)):
+        return sum(nbytes(v) for v in x)
+    return 0
+
+
+def room_for(out, copies=4):
+    """Whether the device has room for copies more outputs like out and a
+    reserve of an eighth of its memory, for one more of the candidate's
+    outputs kept to the end of a case: on an H200 the largest case of
+    destindex_copy (2 GiB of outputs a call, whose inputs were kept too)
+    ran a job alone out of its 140 GiB."""
+    try:
+        free, total = torch.cuda.mem_get_info()
+    except Exception:  # noqa: BLE001 - no figures (the CPU mode): room
+        return True
+    return free > copies * nbytes(out) + total // 8
+
+
 def compare_or_resample(pairs, mask, base, others, tol, where, another=None, spread=0):
     """Each (candidate's, reference's) output of pairs compared, masked;
     where they differ, again with the elements where more outputs of the
@@ -534,12 +558,12 @@ def compare_or_resample(pairs, mask, base, others, tol, where, another=None, spr
     The candidate's outputs judged so are pairs' own and, where another
     is given, one more output of it (another(), on fresh memory) in each
     round, between the reference's, and more after the last round up to
-    CANDIDATE_DRAWS in all: the winner of a race depends on where the
-    buffers lie and on what else the device runs at the time, so outputs
-    made back to back share their winners, and on an H200 a candidate's
-    two such outputs differed from 50 outputs of the reference at the
-    same 380 elements, where outputs spread over the rounds race as the
-    reference's own do."""
+    CANDIDATE_DRAWS in all, while the device has room for them (room_for):
+    the winner of a race depends on where the buffers lie and on what else
+    the device runs at the time, so outputs made back to back share their
+    winners, and on an H200 a candidate's two such outputs differed from
+    50 outputs of the reference at the same 380 elements, where outputs
+    spread over the rounds race as the reference's own do."""
     def compare(m):
         for a, b in pairs:
             judge.compare(judge.masked(a, m), judge.masked(b, m), *tol)
@@ -551,7 +575,7 @@ def compare_or_resample(pairs, mask, base, others, tol, where, another=None, spr
     draws = [a for a, _ in pairs]
     for round_no in range(RESAMPLE_ROUNDS):
         masks = [judge.unstable(base, o, *tol) for o in others(round_no == 0)]
-        if another:
+        if another and room_for(base):
             draws.append(another())
         spread = max([spread] + [judge.count(m) for m in masks])
         grown = judge.union(*masks)
@@ -563,7 +587,7 @@ def compare_or_resample(pairs, mask, base, others, tol, where, another=None, spr
             return False
         except judge.Mismatch as exc:
             last = exc
-    while spread and another and len(draws) < CANDIDATE_DRAWS:
+    while spread and another and len(draws) < CANDIDATE_DRAWS and room_for(base):
         draws.append(another())
     rows = judge.rows_of(mask)
     b = judge.masked(base, rows)
@@ -729,9 +753,8 @@ def check_perf_outputs(spec, cand, ref, inputs, seed, notes, poison=True, retune
         def another(inp=inp):
             with empty_poisoned(poison):
                 guard.reseed(seed)
-                x = fresh(inp)
-                out = cand(x)
-                kept.append((x, out))  # so that the next lands elsewhere
+                out = cand(fresh(inp))
+                kept.append(out)  # so that the next lands elsewhere
                 return judge_portable(out)
         # More runs only on a difference: a runner-up could fault where
         # its search did not look and take the process with it.
