@@ -70,13 +70,11 @@ def clone(x, poison=False):
 
 def fresh(inp, poison=False):
     """A clone of inp for a checked call, with the device idle when the
-    call starts, as before a timed call (Bench.one).  Where racing writes
-    decide an output, the winners differ between a kernel queued behind
-    the clone's copies and one that starts on an idle device, and the
-    candidate's launches alone pay for the launch counter's bookkeeping:
-    on an H200 the candidate's checked outputs of destindex_copy differed
-    from 50 of the reference's at the same element in all of 10 calls,
-    while its timed outputs raced as the reference's do."""
+    call starts, as before a timed call (Bench.one), so that every checked
+    call of either side starts alike: where racing writes decide an
+    output, a kernel queued behind the clone's copies can race otherwise
+    than one that starts on an idle device, and the candidate's launches
+    alone pay for the launch counter's bookkeeping."""
     x = clone(inp, poison=poison)
     torch.cuda.synchronize()
     return x
@@ -392,10 +390,10 @@ def second_opinions(ref, inp, seed, poison, first=True, retuned=True):
     (Tunings.as_candidate_tuned; none likewise), then RESAMPLES with its
     own.  A retuned call that leaves the device unusable (an illegal
     memory access ends the process's CUDA context) raises RetunedFault:
-    geak-eval runs the stage again without retuned calls.  Kernels that scatter to
-    colliding places give another winner on most calls, so two calls show
-    only a part of what races; the outputs are all kept until the last
-    call is made, so that each lands elsewhere in memory."""
+    geak-eval runs the stage again without retuned calls.  Kernels that
+    scatter to colliding places give another winner on most calls, so two
+    calls show only a part of what races; the outputs are all kept until
+    the last call is made, so that each lands elsewhere in memory."""
     outs = []
     for tuned in (TUNINGS.runners_up, TUNINGS.as_candidate_tuned) if first and retuned else ():
         with tuned() as swapped:
