@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 39
+plan 41
 
 cat > ref.py <<'PY'
 import torch
@@ -251,6 +251,34 @@ check_same "a candidate wrong at one element in every run fails" "false mismatch
 	"$(sed -n 2p sparse.out | jq -r '.eval | "\(.exec) \(.reason)"')"
 check_match "its message gives the counts" "own runs differ at up to 4 elements, the candidate.s outputs at [0-9, ]+, 2 in all of them" \
 	"$(sed -n 2p sparse.out | jq -r '.eval.message')"
+
+# A reference whose 64 x 64 output races within row 5 (one of its
+# elements 1 to 63, drawn on every call, is set): a candidate fixed apart
+# from it at (5, 0) in every run passes, as the stores of a row's racing
+# writers can land interleaved; one fixed apart at (9, 0), in a row where
+# nothing races, fails.
+{ kernel; cat <<'PY'
+def scale(x, s):
+    out = torch.empty(x.numel(), device=x.device)
+    _scale[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), s, BLOCK=64)
+    rows = torch.zeros(64, 64, device=x.device)
+    rows[5, 1 + int.from_bytes(os.urandom(4), "little") % 63] = 1
+    return (out, rows)
+PY
+} > rows.py
+sed 's/^    return (out, rows)$/    rows[5, 0] = 2\n    return (out, rows)/' rows.py > rows-in.py
+sed 's/^    return (out, rows)$/    rows[9, 0] = 2\n    return (out, rows)/' rows.py > rows-out.py
+check_same "the row-racing reference and its two twins are what they say" "1 1 1" \
+	"$(grep -c 'os.urandom(4)' rows.py) $(grep -c 'rows\[5, 0\] = 2' rows-in.py) $(grep -c 'rows\[9, 0\] = 2' rows-out.py)"
+for c in rows-in rows-out; do
+	jq -nc --rawfile r rows.py --rawfile t test.py --rawfile c "$c.py" --arg m "$c" \
+		'{id: "plain/rows", mutant: $m, code: $c, task: {suite: "plain", name: "rows",
+		  entry: "scale", reference: $r, test: $t}}'
+done > rows.jsonl
+geak-eval --cpu -j 2 --no-cache --static off rows.jsonl > rows.out 2> rows.err
+check_same "fixed apart inside a racing row: passes, noted; in a row where nothing races: mismatch" \
+	"true within_reference_spread false mismatch" \
+	"$(jq -r '.eval | "\(.exec) \(if .exec then (.notes - ["no_landlock", "unstable_reference"] | join(",")) else .reason end)"' rows.out | paste -sd ' ')"
 
 # A reference that fails on its third call in a process (each run calls
 # it twice), as one that faults on its second call does: each of its

@@ -494,7 +494,8 @@ def verdict(spec):
     pairs = [(o, ref_by_seed[r["seed"]]) for r, o in zip(cand["runs"], got)]
     failed = first_difference(cand["runs"], got, ref_by_seed, rtol, atol)
     if failed:
-        why = unlike_races(pairs, rtol, atol, spread)
+        rows = rows_of(mask)
+        why = unlike_races([(masked(a, rows), masked(b, rows)) for a, b in pairs], rtol, atol, spread)
         if why is not None:
             if spread:
                 failed = f"{failed} ({why})"
