@@ -82,13 +82,22 @@ def fresh(inp, poison=False):
 
 @contextlib.contextmanager
 def calling(what):
-    """An error raised inside says where (run.error_info shows it)."""
+    """An error raised inside says where (run.error_info shows it), unless
+    one raised deeper already does."""
     try:
         yield
     except Exception as exc:
         if not getattr(exc, "__notes__", None):
-            exc.add_note(what)
+            note_on(exc, what)
         raise
+
+
+def note_on(exc, text):
+    """exc.add_note(text), on Pythons older than 3.11 too."""
+    try:
+        exc.__notes__ = list(getattr(exc, "__notes__", None) or []) + [text]
+    except AttributeError:  # an exception type that takes no attributes
+        pass
 
 
 def plain_tensors(x):
@@ -776,7 +785,7 @@ def reference_first(ref, inp, i):
         return ref(fresh(inp))
     except Exception as exc:  # noqa: BLE001 - told apart below
         if not device_usable():
-            exc.add_note(f"in the reference's first call on performance input {i}")
+            note_on(exc, f"in the reference's first call on performance input {i}")
             raise
         raise ReferenceFailed(f"the reference itself fails on performance input {i}: "
                               f"{type(exc).__name__}: {str(exc)[:500]}") from None
