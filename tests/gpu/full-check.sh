@@ -4,7 +4,12 @@
 # geak-import works (the GPU machine may lack libarchive); carry bin and
 # the data directory there.
 #
-#   tests/gpu/full-check.sh [-j N] [-g GPUS] [-r CACHE.tgz] [-s SET] DATA_DIR OUT_DIR STEP[:SECONDS]...
+#   tests/gpu/full-check.sh [-j N] [-g GPUS] [-r CACHE.tgz] [-s SET] [-i IDS] DATA_DIR OUT_DIR STEP[:SECONDS]...
+#
+# -i IDS: only the records of the set whose id, or the part of it after
+# the suite, is in the comma-separated list IDS (e.g. -i
+# destindex_copy,rocm/softmax); written to DATA_DIR/picked.jsonl, which
+# then is the set.
 #
 # Steps (each stopped after SECONDS, default 400; geak-eval -u writes
 # every result as it finishes, so a step cut short keeps what it did):
@@ -32,11 +37,11 @@
 # (geak-eval -v) goes to stderr.txt.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-jobs=16 gpus=auto restore= set=all
-usage="usage: $0 [-j N] [-g GPUS] [-r CACHE.tgz] [-s SET] DATA_DIR OUT_DIR STEP[:SECONDS]..."
-while getopts j:g:r:s: o; do
+jobs=16 gpus=auto restore= set=all ids=
+usage="usage: $0 [-j N] [-g GPUS] [-r CACHE.tgz] [-s SET] [-i IDS] DATA_DIR OUT_DIR STEP[:SECONDS]..."
+while getopts j:g:r:s:i: o; do
 	case $o in
-	j) jobs=$OPTARG ;; g) gpus=$OPTARG ;; r) restore=$OPTARG ;; s) set=$OPTARG ;;
+	j) jobs=$OPTARG ;; g) gpus=$OPTARG ;; r) restore=$OPTARG ;; s) set=$OPTARG ;; i) ids=$OPTARG ;;
 	*) echo "$usage" >&2; exit 2 ;;
 	esac
 done
@@ -50,6 +55,18 @@ if [ -n "$restore" ]; then
 fi
 GEAK_PYTHON=${GEAK_PYTHON:-python3} GEAK_SHAREDIR=$top/share
 export GEAK_PYTHON GEAK_SHAREDIR
+if [ -n "$ids" ]; then
+	"$GEAK_PYTHON" - "$data/$set.jsonl" "$ids" > "$data/picked.jsonl" <<'PY' || exit 3
+import json, sys
+want = set(sys.argv[2].split(","))
+for line in open(sys.argv[1]):
+    rid = json.loads(line)["id"]
+    if rid in want or rid.split("/", 1)[-1] in want:
+        sys.stdout.write(line)
+PY
+	echo "picked $(grep -c . "$data/picked.jsonl") records of $data/$set.jsonl"
+	set=picked
+fi
 eval=$top/bin/geak-eval
 summary=$top/tests/gpu/eval-summary.py
 
