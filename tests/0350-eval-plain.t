@@ -198,6 +198,18 @@ check_same "the judge's failure names its end and its stderr" "true" \
 # seed disagree, so it runs each seed more times, and the candidate
 # identical to it passes; one wrong where nothing races still fails.
 # The kernel of ref.py, with a wrapper of its own.
+# mutants NAME REF.py CAND...: NAME.jsonl, one record per candidate
+# (CAND.py, its name as "mutant") of the plain task NAME against REF.py,
+# with test.py's test.
+mutants() {
+	name=$1 ref=$2
+	shift 2
+	for c; do
+		jq -nc --rawfile r "$ref" --rawfile t test.py --rawfile c "$c.py" --arg m "$c" --arg n "$name" \
+			'{id: ("plain/" + $n), mutant: $m, code: $c, task: {suite: "plain", name: $n,
+			  entry: "scale", reference: $r, test: $t}}'
+	done > "$name.jsonl"
+}
 kernel() { sed '/^def scale/,$d' ref.py | sed 's/^import torch$/import os\nimport torch/'; }
 { kernel; cat <<'PY'
 def scale(x, s):
@@ -209,11 +221,7 @@ def scale(x, s):
 PY
 } > racy.py
 sed 's/) \* s, mask/) * s + (offs == 7), mask/' racy.py > racy-wrong.py
-for c in racy racy-wrong; do
-	jq -nc --rawfile r racy.py --rawfile t test.py --rawfile c "$c.py" --arg m "$c" \
-		'{id: "plain/racy", mutant: $m, code: $c, task: {suite: "plain", name: "racy",
-		  entry: "scale", reference: $r, test: $t}}'
-done > racy.jsonl
+mutants racy racy.py racy racy-wrong
 geak-eval --cpu -j 2 --no-cache --static off racy.jsonl > racy.out 2> racy.err
 check_same "a racing reference judged against itself passes (its races left out)" \
 	"true unstable_reference" "$(sed -n 1p racy.out | jq -r '.eval | "\(.exec) \(.notes | join(","))"')"
@@ -238,11 +246,7 @@ PY
 sed 's/) \* s, mask/) * s + (offs == 7), mask/' sparse.py > sparse-wrong.py
 check_same "the sparsely racing reference and its wrong twin are what they say" "1 1" \
 	"$(grep -c 'os.urandom(4)' sparse.py) $(grep -c 'offs == 7' sparse-wrong.py)"
-for c in sparse sparse-wrong; do
-	jq -nc --rawfile r sparse.py --rawfile t test.py --rawfile c "$c.py" --arg m "$c" \
-		'{id: "plain/sparse", mutant: $m, code: $c, task: {suite: "plain", name: "sparse",
-		  entry: "scale", reference: $r, test: $t}}'
-done > sparse.jsonl
+mutants sparse sparse.py sparse sparse-wrong
 geak-eval --cpu -j 2 --no-cache --static off sparse.jsonl > sparse.out 2> sparse.err
 check_same "a sparsely racing reference judged against itself passes, noted" \
 	"true unstable_reference,within_reference_spread" \
@@ -270,11 +274,7 @@ sed 's/^    return (out, rows)$/    rows[5, 0] = 2\n    return (out, rows)/' row
 sed 's/^    return (out, rows)$/    rows[9, 0] = 2\n    return (out, rows)/' rows.py > rows-out.py
 check_same "the row-racing reference and its two twins are what they say" "1 1 1" \
 	"$(grep -c 'os.urandom(4)' rows.py) $(grep -c 'rows\[5, 0\] = 2' rows-in.py) $(grep -c 'rows\[9, 0\] = 2' rows-out.py)"
-for c in rows-in rows-out; do
-	jq -nc --rawfile r rows.py --rawfile t test.py --rawfile c "$c.py" --arg m "$c" \
-		'{id: "plain/rows", mutant: $m, code: $c, task: {suite: "plain", name: "rows",
-		  entry: "scale", reference: $r, test: $t}}'
-done > rows.jsonl
+mutants rows rows.py rows-in rows-out
 geak-eval --cpu -j 2 --no-cache --static off rows.jsonl > rows.out 2> rows.err
 check_same "fixed apart inside a racing row: passes, noted; in a row where nothing races: mismatch" \
 	"true within_reference_spread false mismatch" \
