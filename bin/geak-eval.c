@@ -1147,7 +1147,7 @@ perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *st
 	char *dir = new_jobdir(timing ? "time-" : "check-");
 	char nonce[33], err[1024];
 	json_t *jobspec = geak_json_copy(spec), *resp, *t, *extra;
-	const char *kind;
+	const char *kind, *why;
 	double t0 = geak_now(), w0 = s->lock_wait;
 
 	json_object_set(jobspec, "code", json_object_get(rec, "code"));
@@ -1177,6 +1177,7 @@ perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *st
 	} else if (!run_ended_badly(ev, resp, "perf")) {
 		t = load_json(dir, "timing.json");
 		kind = json_string_value(json_object_get(json_object_get(t, "error"), "kind"));
+		why = json_string_value(json_object_get(json_object_get(t, "error"), "message"));
 		if (!nonce_matches(t, nonce)) {
 			add_note(ev, "perf_failed");
 			fail(ev, "perf", "no_output", "the timing run wrote no result with this run's nonce");
@@ -1187,13 +1188,13 @@ perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *st
 			 * speedup for any candidate, and nothing against this one. */
 			add_note(ev, "perf_failed");
 			add_note(ev, "reference_perf_failed");
-			set_message(ev, json_string_value(json_object_get(json_object_get(t, "error"), "message")));
+			set_message(ev, why);
 		} else if (kind && (!strcmp(kind, "mismatch") || !strcmp(kind, "cheat"))) {
 			json_object_set_new(ev, "exec", json_false());
-			fail(ev, "perf", kind, json_string_value(json_object_get(json_object_get(t, "error"), "message")));
+			fail(ev, "perf", kind, why);
 		} else if (kind) {
 			add_note(ev, "perf_failed");
-			fail(ev, "perf", kind, json_string_value(json_object_get(json_object_get(t, "error"), "message")));
+			fail(ev, "perf", kind, why);
 		} else {
 			if (timing) {
 				apply_timing(ev, t);

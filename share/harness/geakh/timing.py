@@ -223,10 +223,11 @@ class Tunings:
                 return _orig(self, *args, **kwargs)
             finally:
                 new = [k for k in list(self.cache) if k not in before]
-                tunings.searches += bool(new)
-                timed = dict(getattr(self, "configs_timings", None) or {})
-                self._geak_timings = {**getattr(self, "_geak_timings", {}),
-                                      **{k: timed for k in new}}
+                if new:  # a search ran: its timings are for these keys
+                    tunings.searches += 1
+                    timed = dict(getattr(self, "configs_timings", None) or {})
+                    self._geak_timings = {**getattr(self, "_geak_timings", {}),
+                                          **{k: timed for k in new}}
         autotuner.Autotuner.run = run
 
     def forget(self):
