@@ -961,7 +961,8 @@ run_ended_badly(json_t *ev, json_t *resp, const char *stage)
 	if (!strcmp(st, "timeout")) {
 		const char *phase = json_string_value(json_object_get(resp, "phase"));
 		snprintf(msg, sizeof msg, "killed after %.0f s %s", json_number_value(json_object_get(resp, "wall")),
-		    phase && !strcmp(phase, "compile") ? "before the first call returned (--compile-timeout)"
+		    !strcmp(stage, "perf") ? "(--compile-timeout and --timeout)"
+		    : phase && !strcmp(phase, "compile") ? "before the first call returned (--compile-timeout)"
 		    : "(--timeout)");
 		fail(ev, stage, "timeout", msg);
 		return 1;
@@ -1163,11 +1164,6 @@ perf_stage(struct slot *s, json_t *ev, json_t *spec, json_t *rec, const char *st
 		json_object_set_new(extra, "poison", json_false());
 	if (!retuned)
 		json_object_set_new(extra, "retuned", json_false());
-	/* The check stage compiled what the timing runs; the timing holds the
-	 * GPU alone, so it gets no cold-compile allowance beyond the job's. */
-	if (timing)
-		json_object_set_new(extra, "compile_timeout",
-		    json_real(opt.compile_s < opt.timeout_s ? opt.compile_s : opt.timeout_s));
 	resp = timing ? timing_job(s, dir, nonce, extra, err, sizeof err) :
 	    gpu_job(s, GEAK_GPU_SHARED, "time", dir, nonce, extra, err, sizeof err);
 	json_decref(extra);
@@ -1857,8 +1853,14 @@ main(int argc, char **argv)
 	const char *write_dirs[] = { scratch, opt.cache_dir, "/dev", mps && *mps ? mps : NULL, NULL };
 	slots = geak_xcalloc((size_t)opt.jobs, sizeof *slots);
 	queues = geak_xcalloc(opt.ngpus ? opt.ngpus : 1, sizeof *queues);
-	for (size_t i = 0; i < opt.ngpus; i++)
+	for (size_t i = 0; i < opt.ngpus; i++) {
 		geak_gpuqueue_init(&queues[i], lockdir, opt.gpus[i]);
+		/* The runs in flight end within their limits, so a run that
+		 * waits for them to drain holds new ones back for as long: with
+		 * 30 s, five slots of minutes-long runs started new ones
+		 * without end, and it waited for the input to run out. */
+		queues[i].drain_hold_s = opt.timeout_s + opt.compile_s;
+	}
 	st = geak_xcalloc((size_t)opt.jobs, sizeof *st);
 	if (pthread_create(&rt, NULL, reader, argv + optind))
 		geak_die(GEAK_EXIT_FATAL, "cannot start a thread");

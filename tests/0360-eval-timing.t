@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 59
+plan 60
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], d))' "$1"; }
 c=$top/tests/cheats
@@ -159,6 +159,11 @@ check_same "check stage: the candidate's third configuration is not a mismatch; 
 # key of a tuner takes the runner-up of its own search.
 check_same "each autotuner key gets the runner-up of its own search" "[0, 0] [1, 2]" \
 	"$("$GEAK_PYTHON" "$top/tests/harness/runner_up_keys.py" 2>>err.txt | tail -n 1)"
+# The check stage's searches time each configuration briefly: it wants
+# outputs, and full searches took minutes on scripts with many
+# configurations and shapes (a CUDA-graph search included).
+check_same "quick searches time every configuration for a few ms" "timed 5 with [(1, 5)]" \
+	"$("$GEAK_PYTHON" "$top/tests/harness/quick_search.py" 2>>err.txt | tail -n 1)"
 # A retuned call of the reference that ends the device's usability (an
 # illegal memory access does on a GPU) fails the stage as retuned_fault,
 # which geak-eval runs again without such calls; an error that leaves the
