@@ -80,15 +80,11 @@ def compare(a, b, rtol, atol, path=(), tally=None):
         if torch.equal(a, b):
             return
         rtol, atol = dtype_tolerance(a.dtype, rtol, atol)
-        af, bf = _wide(a), _wide(b)
-        close = torch.isclose(af, bf, rtol=rtol, atol=atol, equal_nan=True)
+        close = _close(a, b, rtol, atol)
         if not bool(close.all()):
-            bad = ~close
-            both = torch.isfinite(af) & torch.isfinite(bf)
-            diff = (af - bf).abs()[both]
-            worst = float(diff.max()) if diff.numel() else float("nan")
-            nan_a, nan_b = int(torch.isnan(af).sum()), int(torch.isnan(bf).sum())
-            n = int(bad.sum())
+            n = int((~close).sum())
+            del close
+            worst, nan_a, nan_b = _difference(a, b)
             _differ(tally, f"{_where(path)}: {n} of {a.numel()} elements differ "
                     f"(max abs diff {worst:.3g}, NaN {nan_a} vs {nan_b}, "
                     f"rtol {rtol:g} atol {atol:g})", n)
@@ -183,6 +179,47 @@ def downgraded(a, b):
     return bool(hits)
 
 
+# Elements compared at once.  Comparing whole outputs of 8 GiB
+# (fast_rope_embedding's largest) makes temporaries of their size, and
+# with the outputs themselves held that ran an H200 out of memory.
+CHUNK = 1 << 24
+
+
+def _pieces(*ts):
+    """Matching flat pieces of same-shaped tensors, CHUNK elements at a
+    time (the whole tensors where small or not contiguous)."""
+    n = ts[0].numel()
+    if n <= CHUNK or not all(t.is_contiguous() for t in ts):
+        yield ts
+        return
+    flat = [t.view(-1) for t in ts]
+    for i in range(0, n, CHUNK):
+        yield tuple(f[i:i + CHUNK] for f in flat)
+
+
+def _close(a, b, rtol, atol):
+    """torch.isclose of two floating tensors, widened (see _wide), NaN
+    equal to NaN, made piece by piece: a boolean tensor of their shape."""
+    out = torch.empty(a.shape, dtype=torch.bool, device=a.device)
+    for x, y, o in _pieces(a, b, out):
+        o.copy_(torch.isclose(_wide(x), _wide(y), rtol=rtol, atol=atol, equal_nan=True))
+    return out
+
+
+def _difference(a, b):
+    """The largest absolute difference between two floating tensors where
+    both are finite, and how many NaN each holds, piece by piece."""
+    worst, nan_a, nan_b = -math.inf, 0, 0
+    for x, y in _pieces(a, b):
+        xf, yf = _wide(x), _wide(y)
+        diff = (xf - yf).abs()[torch.isfinite(xf) & torch.isfinite(yf)]
+        if diff.numel():
+            worst = max(worst, float(diff.max()))
+        nan_a += int(torch.isnan(xf).sum())
+        nan_b += int(torch.isnan(yf).sum())
+    return (worst if worst > -math.inf else math.nan), nan_a, nan_b
+
+
 def unstable(a, b, rtol, atol):
     """Where two runs of the reference on the same seed disagree: a
     structure of boolean masks (None where they agree; True for a number
@@ -198,7 +235,7 @@ def unstable(a, b, rtol, atol):
             return None
         if a.is_floating_point() or a.is_complex():
             rtol, atol = dtype_tolerance(a.dtype, rtol, atol)
-            ok = torch.isclose(_wide(a), _wide(b), rtol=rtol, atol=atol, equal_nan=True)
+            ok = _close(a, b, rtol, atol)
         else:
             ok = a == b
         return None if bool(ok.all()) else ~ok

@@ -463,8 +463,8 @@ def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent, tuned, not
     further outputs there are made as its timed calls are).  retuned: see
     second_opinions."""
     rows = []
-    keep = []
     for i, inp in enumerate(inputs):
+        keep = []
         t0 = time.monotonic()
         TUNINGS.forget()
         for fn, side in ((cand, "candidate"), (ref, "reference")):  # compile and tune untimed
@@ -513,7 +513,8 @@ def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent, tuned, not
                                    lambda first: second_opinions(ref, inp, seed, poison, first, retuned),
                                    another):
                 notes.add(judge.SPREAD_NOTE)
-        del seen, drawn
+        # The next input is made while this one is still bound: not both.
+        del seen, drawn, keep, unwritten, another, inp
         rows.append({"shape": i, "ms": statistics.median(series_ms(ms_c)),
                      "ms_ref": statistics.median(series_ms(ms_r))})
     return rows
@@ -766,20 +767,27 @@ def check_perf_outputs(spec, cand, ref, inputs, seed, notes, poison=True, retune
     unusable.  retuned: see second_opinions."""
     rtol, atol = judge.tolerance(spec)
     for i, inp in enumerate(inputs):
-        outs, kept = [], []
+        kept = []
         with empty_poisoned(poison):
             guard.reseed(seed)
-            outs.append(reference_first(ref, inp, i))
-            for fn, side in ((cand, "candidate"), (ref, "reference")):
-                guard.reseed(seed)
-                with calling(f"in the {side}'s checked call on performance input {i}"):
-                    outs.append(fn(fresh(inp)))
+            b2 = judge_portable(reference_first(ref, inp, i))
+            guard.reseed(seed)
+            with calling(f"in the candidate's checked call on performance input {i}"):
+                a = judge_portable(cand(fresh(inp)))
+            guard.reseed(seed)
+            with calling(f"in the reference's checked call on performance input {i}"):
+                b1 = judge_portable(ref(fresh(inp)))
+        # Each output goes once compared: four of a script's largest
+        # (fast_rope_embedding: 16 GiB each) and the comparisons' own
+        # memory did not fit on an H200.
+        ref_masks = [judge.unstable(b1, b2, rtol, atol)]
+        del b2
         guard.reseed(seed)
         with calling(f"in the reference's call on performance input {i} with guard zones"):
-            outs.append(ref(fresh(inp, poison=poison)))
+            b3 = judge_portable(ref(fresh(inp, poison=poison)))
             torch.cuda.synchronize()
-        b2, a, b1, b3 = ([judge_portable(o) for o in outs])
-        ref_masks = [judge.unstable(b1, b, rtol, atol) for b in (b2, b3)]
+        ref_masks.append(judge.unstable(b1, b3, rtol, atol))
+        del b3
         mask = judge.union(*ref_masks)
 
         def another(inp=inp):
@@ -796,7 +804,8 @@ def check_perf_outputs(spec, cand, ref, inputs, seed, notes, poison=True, retune
                                    (rtol, atol), f"performance input {i}", another,
                                    max(map(judge.count, ref_masks))):
                 notes.add(judge.SPREAD_NOTE)
-        del outs, kept, a, b1, b2, b3, ref_masks, mask
+        # The next input is made while this one is still bound: not both.
+        del kept, a, b1, ref_masks, mask, another, inp
         # Four calls' outputs per input stay in torch's cache otherwise,
         # out of reach of the other jobs on the GPU: sixteen such jobs ran
         # each other out of memory on an H200.
