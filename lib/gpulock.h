@@ -42,10 +42,10 @@ void geak_gpulock_share(struct geak_gpulock *l);
  * GEAK_GPU_DRAINED is the old way, for a job that ran out of memory
  * beside other jobs, running or paused (paused ones keep their memory):
  * it waits until no correctness run is in flight.  For drain_hold_s it
- * holds new ones back; after that they start again and the job runs the
- * next time the GPU is idle, at the latest when the input runs out.
- * Holding them back without end let one hung run of six minutes stop
- * every slot.
+ * holds new ones back (geak-eval: as long as a run may last, so that the
+ * runs in flight end within it); after that they start again and the job
+ * runs the next time the GPU is idle, at the latest when the input runs
+ * out.
  *
  * Correctness runs in other processes (xargs -P) are not paused: a timing
  * run waits for their shared locks to go, as before. */
@@ -66,7 +66,7 @@ struct geak_gpuqueue {
 	int shared, exclusive;          /* runs admitted */
 	int alone_waiting;
 	int drain_holding;              /* drained runs holding back new runs */
-	double drain_hold_s;            /* for how long at most (default 30) */
+	double drain_hold_s;            /* for how long at most (default 30 s) */
 	int paused;                     /* the members are paused */
 	struct geak_gpumember *members; /* correctness runs in flight */
 };

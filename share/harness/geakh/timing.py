@@ -3,11 +3,11 @@ interleaved (A B B A ...), on the task's performance inputs.
 
 Every timed call gets a fresh clone of its inputs (made outside the timed
 window; the last two are kept alive, where the device has room, so an
-address cannot be reused), L2 is
-flushed with a buffer larger than the device's L2, the whole device is
-synchronised before and after, and the time is the event time, or the
-synchronised wall time where that is much larger (see series_ms), so that
-work left on a side stream or a thread is not missed.  Results go to
+address cannot be reused), L2 is flushed with a buffer larger than the
+device's L2, the whole device is synchronised before and after, and the
+time is the event time, or the synchronised wall time where that is much
+larger (see series_ms), so that work left on a side stream or a thread is
+not missed.  Results go to
 timing.json with the run's nonce.
 
 geak-eval runs this in two processes: a check stage beside other jobs
@@ -458,9 +458,8 @@ def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent, tuned, not
     and cuts corners when timed is caught here, in the process that timed
     it.  spent gets the seconds of the untimed ("warmup": the poisoned
     run, compiles, autotuning, warm-up calls) and the timed part (less
-    that comparison); tuned counts each
-    side's autotuner searches (one per input and autotuned kernel, see
-    Tunings); notes gets judge.SPREAD_NOTE where the timed outputs passed
+    that comparison); tuned counts each side's autotuner searches (one
+    per input and autotuned kernel, see Tunings); notes gets judge.SPREAD_NOTE where the timed outputs passed
     only as racing outputs (see compare_or_resample; the candidate's
     further outputs there are made as its timed calls are).  retuned: see
     second_opinions."""
@@ -483,9 +482,11 @@ def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent, tuned, not
         # The reference once on poisoned memory: what it leaves unwritten
         # is not compared.  The candidate never runs on poisoned memory
         # here, so it cannot tell timed calls from checked ones by that.
-        with empty_poisoned(poison):
+        with empty_poisoned(poison), \
+                calling(f"in the reference's call on poisoned memory on performance input {i}"):
             guard.reseed(seed)
             unwritten = judge_portable(ref(clone(inp, poison=poison)))
+            torch.cuda.synchronize()  # a fault here is said to be here
         t1 = time.monotonic()
         spent["warmup"] = spent.get("warmup", 0.0) + t1 - t0
         ms_c, ms_r = [], []
@@ -542,12 +543,16 @@ def check_timed_outputs(i, cand_outs, ref_outs, poisoned, tol, others=None, anot
     memory) or leave memory unwritten left out; where they differ
     nonetheless, also those where it disagrees with more runs of itself
     (others(first): see second_opinions; another(): one more output of
-    the candidate, see compare_or_resample)."""
+    the candidate, see compare_or_resample).  Empties cand_outs and
+    ref_outs: each output goes once copied for the judge, so that the
+    largest (fast_rope_embedding's, 16 GiB) are not held twice over."""
     rtol, atol = tol
     if len(ref_outs) < 2:
         return
-    c = [judge_portable(o) for o in cand_outs]
-    r = [judge_portable(o) for o in ref_outs]
+    c, r = [], []
+    for outs, portable in ((cand_outs, c), (ref_outs, r)):
+        while outs:
+            portable.append(judge_portable(outs.pop(0)))
     # Where the poisoned run left NaN the reference wrote nothing (or NaN):
     # those elements hold whatever memory held, and the poison itself
     # may be what the timed reference runs found there afterwards.
