@@ -7,8 +7,7 @@ address cannot be reused), L2 is flushed with a buffer larger than the
 device's L2, the whole device is synchronised before and after, and the
 time is the event time, or the synchronised wall time where that is much
 larger (see series_ms), so that work left on a side stream or a thread is
-not missed.  Results go to
-timing.json with the run's nonce.
+not missed.  Results go to timing.json with the run's nonce.
 
 geak-eval runs this in two processes: a check stage beside other jobs
 (outputs on the performance inputs, which compiles and autotunes what the
@@ -459,9 +458,10 @@ def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent, tuned, not
     it.  spent gets the seconds of the untimed ("warmup": the poisoned
     run, compiles, autotuning, warm-up calls) and the timed part (less
     that comparison); tuned counts each side's autotuner searches (one
-    per input and autotuned kernel, see Tunings); notes gets judge.SPREAD_NOTE where the timed outputs passed
-    only as racing outputs (see compare_or_resample; the candidate's
-    further outputs there are made as its timed calls are).  retuned: see
+    per input and autotuned kernel, see Tunings); notes gets
+    judge.SPREAD_NOTE where the timed outputs passed only as racing
+    outputs (see compare_or_resample; the candidate's further outputs
+    there are made as its timed calls are).  retuned: see
     second_opinions."""
     rows = []
     for i, inp in enumerate(inputs):
