@@ -6,6 +6,7 @@ geak-eval, to tell the harness's part from the kernel's.
     python3 tests/gpu/diagnose.py perfraces RECORDS.jsonl ID[,ID...] [CALLS]
     python3 tests/gpu/diagnose.py call RECORDS.jsonl ID[,ID...]
     python3 tests/gpu/diagnose.py tuning RECORDS.jsonl ID[,ID...] [PROCESSES]
+    python3 tests/gpu/diagnose.py configs RECORDS.jsonl ID[,ID...]
 
 faults: each reference's correctness runs as geak-eval's worker makes
 them (geakh.run.main in a fresh process), with and without the poison
@@ -48,6 +49,12 @@ with its autotuners' own choices, then as many with their runners-up (as
 the reference's second process makes them); prints per process every
 autotuner's choice per key with the times its search took, and a digest
 of each output (a dict's values or a sequence's items, one level down).
+
+configs: one process per configuration index, every autotuner of the
+reference pinned to that configuration, the reference called once on
+each of the perf inputs DIAG_INPUTS (default 0) with
+CUDA_LAUNCH_BLOCKING=1; prints per process each input's outcome and the
+configurations pinned: which configuration faults on which input.
 """
 import hashlib
 import io
@@ -316,9 +323,64 @@ def perf_races(rec, calls):
             torch.cuda.empty_cache()
 
 
+CONFIG_RUN = r"""
+import gc, json, os, sys
+sys.path.insert(0, {harness!r})
+import torch
+from triton.runtime import autotuner
+from geakh import guard, timing
+
+def pinned(self, kwargs):
+    return [self.configs[{j!r} % len(self.configs)]]
+autotuner.Autotuner.prune_configs = pinned
+with open(os.path.join({d!r}, "job.json")) as fp:
+    spec = json.load(fp)
+guard.LAUNCHES.hold_nothing()
+_, _, ref, inputs, _ = timing.load_tbg(spec, {d!r})
+for i, inp in enumerate(inputs):
+    if i > max({picked!r}):
+        break
+    if i not in {picked!r}:
+        continue
+    try:
+        ref(timing.clone(inp))
+        torch.cuda.synchronize()
+        print("input", i, "ok", flush=True)
+    except Exception as exc:
+        print("input", i, type(exc).__name__, (str(exc).splitlines() or [""])[0][:150], flush=True)
+        break
+tuners = [t for t in gc.get_objects() if isinstance(t, autotuner.Autotuner) and t.cache]
+print("configurations", max((len(t.configs) for t in tuners), default=0))
+for t in tuners:
+    print("pinned", t.base_fn.__name__, t.configs[{j!r} % len(t.configs)])
+"""
+
+
+def configs(rec, _calls):
+    task = rec["task"]
+    d = tempfile.mkdtemp(prefix="diag-")
+    spec = {"suite": "tbg", "name": task["name"], "code": task["reference"],
+            "reference": task["reference"], "test": task.get("test", ""),
+            "perf": task["perf"], "seeds": [42]}
+    with open(os.path.join(d, "job.json"), "w") as fp:
+        json.dump(spec, fp)
+    picked = [int(k) for k in os.environ.get("DIAG_INPUTS", "0").split(",")]
+    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+    j, count = 0, 1
+    while j < count:
+        text = CONFIG_RUN.format(harness=os.path.join(top, "share", "harness"), d=d, j=j,
+                                 picked=picked)
+        out = run_py(text, d, 600)
+        print(f"{rec['id']}\tconfiguration {j}\t" + out.replace("\n", "\n\t\t"), flush=True)
+        for line in out.splitlines():
+            if line.startswith("configurations "):
+                count = int(line.split()[1])
+        j += 1
+
+
 def main():
     modes = {"faults": lambda rec, n: faults(rec), "races": races, "perfraces": perf_races,
-             "call": lambda rec, n: call(rec), "tuning": tuning}
+             "call": lambda rec, n: call(rec), "tuning": tuning, "configs": configs}
     if len(sys.argv) < 4 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     for rec in records(sys.argv[2], sys.argv[3]):
