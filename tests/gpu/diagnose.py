@@ -278,18 +278,29 @@ def race_counts(ref, cand):
             f"fixed apart {int(apart.sum())} [{shown}]")
 
 
+def perf_job(rec):
+    """A fresh directory and the spec that loads a TritonBench reference
+    and its perf script as the performance check does, itself as the
+    candidate."""
+    task = rec["task"]
+    d = tempfile.mkdtemp(prefix="diag-")
+    return d, {"suite": "tbg", "name": task["name"], "code": task["reference"],
+               "reference": task["reference"], "test": task.get("test", ""),
+               "perf": task["perf"], "seeds": [42]}
+
+
+def picked_inputs(default):
+    return [int(k) for k in os.environ.get("DIAG_INPUTS", default).split(",")]
+
+
 def perf_races(rec, calls):
     import torch
     from geakh import guard, timing
-    task = rec["task"]
-    d = tempfile.mkdtemp(prefix="diag-")
-    spec = {"suite": "tbg", "name": task["name"], "code": task["reference"],
-            "reference": task["reference"], "test": task.get("test", ""),
-            "perf": task["perf"], "seeds": [42]}
+    d, spec = perf_job(rec)
     guard.LAUNCHES.hold_nothing()
     _, cand, ref, inputs, _ = timing.load_tbg(spec, d)
     bench = timing.Bench()
-    picked = [int(k) for k in os.environ.get("DIAG_INPUTS", "0,1,2,3,4,5").split(",")]
+    picked = picked_inputs("0,1,2,3,4,5")
     ways = os.environ.get("DIAG_WAYS", "kept,reused,timed").split(",")
     for i, inp in enumerate(inputs):
         if i > max(picked):
@@ -357,14 +368,10 @@ for t in tuners:
 
 
 def configs(rec, _calls):
-    task = rec["task"]
-    d = tempfile.mkdtemp(prefix="diag-")
-    spec = {"suite": "tbg", "name": task["name"], "code": task["reference"],
-            "reference": task["reference"], "test": task.get("test", ""),
-            "perf": task["perf"], "seeds": [42]}
+    d, spec = perf_job(rec)
     with open(os.path.join(d, "job.json"), "w") as fp:
         json.dump(spec, fp)
-    picked = [int(k) for k in os.environ.get("DIAG_INPUTS", "0").split(",")]
+    picked = picked_inputs("0")
     os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
     j, count = 0, 1
     while j < count:

@@ -511,8 +511,8 @@ def measure(bench, cand, ref, inputs, reps, warmup, seed, tol, spent, tuned, not
                 if k <= checked_at:
                     seen[fn].append(out)
                 # Where the device is short of room, addresses may be
-                # reused: fast_rope_embedding's largest input (16 GiB in,
-                # 16 out) with two calls' kept did not fit on an H200.
+                # reused: fast_rope_embedding's largest input (a 16 GiB
+                # copy a call) with two calls' kept did not fit on an H200.
                 keep = (keep + [x, out])[-4:] if room_for((x, out), 2) else []
                 del out, x
             if k != checked_at:
@@ -583,8 +583,9 @@ def nbytes(x):
 
 def room_for(out, copies=4):
     """Whether the device has room for copies more outputs like out and a
-    reserve of an eighth of its memory, for one more of the candidate's
-    outputs kept to the end of a case: on an H200 the largest case of
+    reserve of an eighth of its memory, for one more output (or a timed
+    call's copy and output) kept alive only so that the next call lands
+    elsewhere: on an H200 the largest case of
     destindex_copy (2 GiB of outputs a call, whose inputs were kept too)
     ran a job alone out of its 140 GiB."""
     try:
