@@ -994,23 +994,32 @@ copy_verdict(json_t *ev, json_t *v)
 		json_object_set(ev, "runs", json_object_get(v, "runs"));
 }
 
-static void
-judge(struct slot *s, json_t *ev, const char *refdir, const char *ref_nonce,
-	const char *canddir, const char *cand_nonce, json_t *spec)
+/* The judge's verdict on the candidate in canddir against the reference
+ * in refdir (and, where tuneddir is given, its run tuned as the candidate
+ * was), or NULL with err set. */
+static json_t *
+verdict(struct slot *s, const char *refdir, const char *ref_nonce, const char *canddir,
+    const char *cand_nonce, const char *tuneddir, const char *tuned_nonce, json_t *spec,
+    char *err, size_t errlen)
 {
 	char *jdir = new_jobdir("judge-");
-	char nonce[33], err[1024];
+	char nonce[33];
 	json_t *tol = json_object_get(spec, "tolerance");
 	json_t *extra = json_pack("{s:s, s:s, s:s, s:s, s:O}", "ref", refdir, "cand", canddir,
 	    "ref_nonce", ref_nonce, "cand_nonce", cand_nonce, "suite", json_object_get(spec, "suite"));
 	json_t *resp, *v;
 
+	if (!extra)
+		geak_die(GEAK_EXIT_FATAL, "json: out of memory");
 	if (json_is_number(json_object_get(tol, "rtol")))
 		json_object_set(extra, "rtol", json_object_get(tol, "rtol"));
 	if (json_is_number(json_object_get(tol, "atol")))
 		json_object_set(extra, "atol", json_object_get(tol, "atol"));
+	if (tuneddir && (json_object_set_new(extra, "tuned", json_string(tuneddir)) < 0 ||
+	    json_object_set_new(extra, "tuned_nonce", json_string(tuned_nonce)) < 0))
+		geak_die(GEAK_EXIT_FATAL, "json: out of memory");
 	nonce_hex(nonce);
-	resp = job(s, "judge", jdir, nonce, extra, err, sizeof err);
+	resp = job(s, "judge", jdir, nonce, extra, err, errlen);
 	json_decref(extra);
 	v = resp ? load_json(jdir, "verdict.json") : NULL;
 	if (!v && resp) {
@@ -1020,17 +1029,127 @@ judge(struct slot *s, json_t *ev, const char *refdir, const char *ref_nonce,
 		const char *t = json_string_value(tail);
 		size_t tl = t ? strlen(t) : 0;
 
-		snprintf(err, sizeof err, "the judge wrote no verdict (%s)%s%s", resp_status(resp),
+		snprintf(err, errlen, "the judge wrote no verdict (%s)%s%s", resp_status(resp),
 		    tl ? ": " : "", tl ? t + (tl > 600 ? tl - 600 : 0) : "");
 		json_decref(tail);
+	}
+	json_decref(resp);
+	drop_dir(jdir);
+	return v;
+}
+
+/* The same string at index i of two arrays. */
+static int
+same_at(json_t *a, json_t *b, size_t i)
+{
+	const char *x = json_string_value(json_array_get(a, i));
+	const char *y = json_string_value(json_array_get(b, i));
+
+	return x && y && !strcmp(x, y);
+}
+
+/* The candidate's autotuner choices ([kernel, key, configuration], from
+ * its result) for a kernel and key on which the reference's first run
+ * chose another configuration; NULL where there is none.  Only those go
+ * to the reference, so what the candidate's process wrote there cannot
+ * make it do more than run its own configurations. */
+static json_t *
+other_choices(const char *refdir, const char *canddir)
+{
+	json_t *ref = load_json(refdir, "result.json"), *cand = load_json(canddir, "result.json");
+	json_t *out = json_array(), *c, *r;
+	size_t i, j;
+
+	if (!out)
+		geak_die(GEAK_EXIT_FATAL, "json: out of memory");
+	json_array_foreach(json_object_get(cand, "tunings"), i, c) {
+		json_array_foreach(json_object_get(ref, "tunings"), j, r) {
+			if (same_at(c, r, 0) && same_at(c, r, 1) && !same_at(c, r, 2) &&
+			    json_string_value(json_array_get(c, 2))) {
+				if (json_array_append(out, c) < 0)
+					geak_die(GEAK_EXIT_FATAL, "json: out of memory");
+				break;
+			}
+		}
+	}
+	json_decref(ref);
+	json_decref(cand);
+	if (!json_array_size(out)) {
+		json_decref(out);
+		out = NULL;
+	}
+	return out;
+}
+
+/* After a mismatch: the reference once more (in canddir/tuned), every
+ * autotuner taking the candidate's choice where that is one of its own
+ * configurations, and then the verdict with that run as one more of the
+ * reference's; NULL where the candidate chose as the reference did, or
+ * that run failed.  A test that launches a tuned kernel on a grid of its
+ * own (dequantize_matmul) writes elements that depend on the
+ * configuration, and the reference's two processes need not have drawn
+ * the candidate's. */
+static json_t *
+verdict_tuned_as_candidate(struct slot *s, const char *refdir, const char *ref_nonce,
+    const char *canddir, const char *cand_nonce, json_t *spec, const struct refmode *mode,
+    char *err, size_t errlen)
+{
+	json_t *choices = other_choices(refdir, canddir), *jobspec, *extra, *resp, *res = NULL, *v = NULL;
+	char *dir, nonce[33];
+
+	if (!choices)
+		return NULL;
+	dir = geak_xasprintf("%s/tuned", canddir);
+	jobspec = load_json(refdir, "job.json");
+	if (!jobspec || mkdir(dir, 0700) < 0)
+		goto out;
+	json_object_del(jobspec, "resample");
+	dump_json(jobspec, dir, "job.json");
+	extra = run_request(mode);
+	if (!extra)
+		extra = json_object();
+	if (!extra || json_object_set(extra, "tune_as", choices) < 0)
+		geak_die(GEAK_EXIT_FATAL, "json: out of memory");
+	nonce_hex(nonce);
+	resp = gpu_job(s, GEAK_GPU_SHARED, "run", dir, nonce, extra, err, errlen);
+	if (resp && !strcmp(resp_status(resp), "exit"))
+		res = load_json(dir, "result.json");
+	if (res && all_runs_ok(res))
+		v = verdict(s, refdir, ref_nonce, canddir, cand_nonce, dir, nonce, spec, err, errlen);
+	json_decref(res);
+	json_decref(resp);
+	json_decref(extra);
+out:
+	json_decref(jobspec);
+	json_decref(choices);
+	free(dir);
+	return v;
+}
+
+static void
+judge(struct slot *s, json_t *ev, const char *refdir, const char *ref_nonce,
+	const char *canddir, const char *cand_nonce, json_t *spec, const struct refmode *mode)
+{
+	char err[1024];
+	json_t *v = verdict(s, refdir, ref_nonce, canddir, cand_nonce, NULL, NULL, spec, err, sizeof err);
+	const char *reason = v ? json_string_value(json_object_get(v, "reason")) : NULL;
+
+	if (reason && !strcmp(reason, "mismatch")) {
+		char again_err[1024];
+		json_t *tuned = verdict_tuned_as_candidate(s, refdir, ref_nonce, canddir, cand_nonce,
+		    spec, mode, again_err, sizeof again_err);
+
+		if (tuned) {
+			json_decref(v);
+			v = tuned;
+			add_note(ev, "reference_tuned_as_candidate");
+		}
 	}
 	if (!v)
 		fail(ev, "call", "harness", err);
 	else
 		copy_verdict(ev, v);
 	json_decref(v);
-	json_decref(resp);
-	drop_dir(jdir);
 }
 
 static double
@@ -1349,7 +1468,7 @@ evaluate(struct slot *s, json_t *rec, json_t *spec, const char *code_sha, char *
 	add_phase(ev, "call", t0, s, w0);
 	t0 = geak_now(), w0 = s->lock_wait;
 	if (!run_ended_badly(ev, resp, "call"))
-		judge(s, ev, refdir, ref_nonce, dir, nonce, spec);
+		judge(s, ev, refdir, ref_nonce, dir, nonce, spec, &mode);
 	add_phase(ev, "judge", t0, s, w0);
 	json_decref(resp);
 	/* A reference that fails or a judge that cannot judge says nothing

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 42
+plan 45
 
 cat > ref.py <<'PY'
 import torch
@@ -160,6 +160,20 @@ geak-eval --cpu --no-cache --static off --harness "$PWD/splitconfigs" tuned-one.
 check_same "the second process avoids the first's choice: the reference as candidate passes" \
 	"true unstable_reference" \
 	"$(jq -r '.eval | "\(.exec) \(.notes | map(select(. == "unstable_reference")) | join(","))"' split.out)"
+
+# The CPU mode runs each autotuner's first configuration, so the
+# reference's two processes agree and the candidate tuned the other way
+# differs from both: after the mismatch the reference runs once more with
+# the candidate's choice, and the judge leaves out what that changes.
+geak-eval --cpu --no-cache --static off tuned.jsonl > astuned.out 2>astuned.err
+check_same "the candidate tuned otherwise passes against the reference tuned as it was" \
+	"true reference_tuned_as_candidate,unstable_reference" \
+	"$(sed -n 2p astuned.out | jq -r '.eval | "\(.exec) \(.notes | map(select(. == "unstable_reference" or . == "reference_tuned_as_candidate")) | sort | join(","))"')"
+check_same "the reference as its own candidate needs no such run" "true " \
+	"$(sed -n 1p astuned.out | jq -r '.eval | "\(.exec) \(.notes | map(select(. == "reference_tuned_as_candidate")) | join(","))"')"
+check_same "so tuned, a candidate wrong where the tuning does not matter still fails" \
+	"false mismatch reference_tuned_as_candidate" \
+	"$(sed -n 3p astuned.out | jq -r '.eval | "\(.exec) \(.reason) \(.notes | map(select(. == "reference_tuned_as_candidate")) | join(","))"')"
 
 # A reference that cannot run its runners-up (as one that faults on a
 # shape its search did not see): its second process runs again with its

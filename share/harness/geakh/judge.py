@@ -437,19 +437,29 @@ def second_process(refdir):
     try:
         with open(os.path.join(refdir, "ref.json")) as fp:
             nonce = json.load(fp).get("again")
-        if not isinstance(nonce, str):
-            return []
-        again, path = read_result(os.path.join(refdir, "again"), nonce)
-        runs = [r for r in again["runs"] if r.get("ok")]
-        if len(runs) != len(again["runs"]):
+    except (OSError, ValueError):
+        return []
+    return other_process(os.path.join(refdir, "again"), nonce)
+
+
+def other_process(d, nonce):
+    """(run, outputs) of another run of the reference in d, if every run
+    in it passed; else none."""
+    if not isinstance(d, str) or not isinstance(nonce, str):
+        return []
+    try:
+        res, path = read_result(d, nonce)
+        runs = [r for r in res["runs"] if r.get("ok")]
+        if len(runs) != len(res["runs"]):
             return []
         return list(zip(runs, load_outputs(path)))
-    except (OSError, ValueError, Bad):
+    except (OSError, ValueError, KeyError, TypeError, Bad):
         return []
 
 
 def verdict(spec):
-    """spec: {ref, cand, ref_nonce, cand_nonce, suite, rtol?, atol?}"""
+    """spec: {ref, cand, ref_nonce, cand_nonce, suite, rtol?, atol?,
+    tuned?, tuned_nonce?}"""
     out = {"call": False, "exec": False, "stage": "call", "reason": None,
            "message": None, "flags": [], "notes": []}
     try:
@@ -516,7 +526,10 @@ def verdict(spec):
         if r["seed"] in ref_by_seed:
             masks.append(unstable(ref_by_seed[r["seed"]], o, rtol, atol))
         ref_by_seed.setdefault(r["seed"], o)
-    for r, o in second_process(spec["ref"]):
+    # The reference in a second process, and tuned as the candidate was
+    # (geak-eval runs that only after a mismatch).
+    others = second_process(spec["ref"]) + other_process(spec.get("tuned"), spec.get("tuned_nonce"))
+    for r, o in others:
         if r["seed"] in ref_by_seed:
             masks.append(unstable(ref_by_seed[r["seed"]], o, rtol, atol))
     mask = union(*masks)

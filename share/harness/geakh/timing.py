@@ -350,8 +350,7 @@ def prefer_runners_up(avoid=None):
         from triton.runtime import autotuner
     except ImportError:
         return
-    first = {(c[0], c[1]): c[2] for c in avoid or []
-             if isinstance(c, list) and len(c) == 3 and all(isinstance(x, str) for x in c)}
+    first = _by_kernel_and_key(avoid)
     run, bench = autotuner.Autotuner.run, autotuner.Autotuner._bench
 
     def _bench(self, *args, config, _orig=bench, **kwargs):
@@ -368,6 +367,51 @@ def prefer_runners_up(avoid=None):
     autotuner.Autotuner.run = _run
 
 
+def _by_kernel_and_key(choices):
+    """Choices as Tunings.choices gives them, as {(kernel, key): config};
+    anything else in the list is ignored."""
+    return {(c[0], c[1]): c[2] for c in choices or []
+            if isinstance(c, list) and len(c) == 3 and all(isinstance(x, str) for x in c)}
+
+
+class _TheirChoiceCache(dict):
+    """An autotuner's cache that stores, for the choice its search made,
+    the configuration another process's autotuner of the same kernel
+    chose on the same key, where that is one of this autotuner's own
+    (theirs: {(kernel, key): config} as text)."""
+
+    def __init__(self, tuner, items, theirs):
+        super().__init__(items)
+        self.tuner = tuner
+        self.theirs = theirs
+
+    def __setitem__(self, key, best):
+        want = self.theirs.get((_kernel_name(self.tuner), repr(key)))
+        own = [c for c in getattr(self.tuner, "configs", []) if str(c) == want]
+        super().__setitem__(key, own[0] if own else best)
+
+
+def tune_as(theirs):
+    """Every autotuner, for the rest of the process, takes the choices of
+    theirs (a candidate's Tunings.choices) where they name one of its own
+    configurations for the same kernel and key.  The reference so tuned
+    is as much the reference as its own search's choice: where a test
+    launches a tuned kernel on a grid of its own (dequantize_matmul),
+    which elements are written depends on the configuration."""
+    try:
+        from triton.runtime import autotuner
+    except ImportError:
+        return
+    chosen = _by_kernel_and_key(theirs)
+    run = autotuner.Autotuner.run
+
+    def _run(self, *args, _orig=run, **kwargs):
+        if not isinstance(self.cache, _TheirChoiceCache):
+            self.cache = _TheirChoiceCache(self, self.cache, chosen)
+        return _orig(self, *args, **kwargs)
+    autotuner.Autotuner.run = _run
+
+
 TUNINGS = Tunings()
 
 # Warm-up and repetition (ms) of each configuration in a quick search.
@@ -377,12 +421,13 @@ QUICK_SEARCH_MS = (1, 5)
 def quick_searches():
     """Autotuner searches, for the rest of the process, that time each
     configuration for a few milliseconds instead of 125 (a CUDA-graph
-    search too): the check stage wants outputs and compiled kernels, not
-    the fastest configuration, and its searches took minutes on scripts
-    with many configurations and shapes (matrix_vector_multip: 48 on 18
-    shapes, on each side, beside other jobs).  Any configuration's
-    outputs must pass; the timing searches again, alone, as the kernel
-    asks."""
+    search too): the correctness runs and the check stage want outputs
+    and compiled kernels, not the fastest configuration, and their
+    searches took minutes on scripts with many configurations and shapes
+    (matrix_vector_multip's check: 48 on 18 shapes, on each side; the
+    ROCm layernorm and softmax tests: 100-270 s a process, beside other
+    jobs).  Any configuration's outputs must pass; the timing searches
+    again, alone, as the kernel asks."""
     try:
         from triton import testing
         from triton.runtime import autotuner
