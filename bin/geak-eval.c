@@ -42,6 +42,7 @@ struct opts {
 	int verbose;              /* each step of each candidate on stderr */
 	const char *static_mode;  /* strict, warn or off: see geakh/static.py */
 	long seeds, reps;
+	long file_limit_mib;      /* the largest file a job may write (outputs are one) */
 	double speedup_limit;
 	const char *python;
 	char *harness;            /* geak_worker.py */
@@ -97,7 +98,7 @@ struct slot {
 };
 
 static struct opts opt = {
-	.jobs = 0, .timeout_s = 120, .compile_s = 300, .seeds = 3, .reps = 20,
+	.jobs = 0, .timeout_s = 120, .compile_s = 300, .seeds = 3, .reps = 20, .file_limit_mib = 32768,
 	.speedup_limit = 10, .static_mode = "strict",
 };
 static char *scratch;         /* this run's private directory */
@@ -384,6 +385,7 @@ slot_up(struct slot *s, char *err, size_t errlen)
 		.python = opt.python, .script = opt.harness, .gpu = s->gpu, .vendor = opt.vendor,
 		.home = s->home, .write_dirs = s->write_dirs, .start_timeout_s = 300,
 		.triton_cache = triton_cache, .cpu_threads = cpu_threads(),
+		.file_limit = (long long)opt.file_limit_mib << 20,
 	};
 
 	/* Some GPU runtimes do not start inside a network namespace or under
@@ -1838,14 +1840,14 @@ usage(FILE *fp)
 	    "usage: %s [-j N] [--gpus LIST|auto | --cpu] [--cache DIR | --no-cache] [--timeout S]\n"
 	    "       [--compile-timeout S] [--seeds N] [--reps N] [--speedup-limit X] [--no-perf]\n"
 	    "       [--static strict|warn|off] [--python PATH] [--harness DIR] [--tmpdir DIR]\n"
-	    "       [--keep] [-u] [-v] [file ...]\n"
+	    "       [--file-limit MIB] [--keep] [-u] [-v] [file ...]\n"
 	    "       %s --list-gpus\n"
 	    "Evaluate candidate records: call, correctness against the reference, speedup.\n",
 	    geak_prog, geak_prog);
 }
 
 enum { O_GPUS = 256, O_CACHE, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_LIMIT,
-	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU, O_NOPERF, O_STATIC };
+	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU, O_NOPERF, O_STATIC, O_FILES };
 
 static void
 parse_args(int argc, char **argv, const char **harness_dir)
@@ -1862,6 +1864,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		{ "static", required_argument, NULL, O_STATIC },
 		{ "python", required_argument, NULL, O_PYTHON }, { "harness", required_argument, NULL, O_HARNESS },
 		{ "tmpdir", required_argument, NULL, O_TMP }, { "keep", no_argument, NULL, O_KEEP },
+		{ "file-limit", required_argument, NULL, O_FILES },
 		{ "list-gpus", no_argument, NULL, O_LIST }, { "cpu", no_argument, NULL, O_CPU }, { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION }, { NULL, 0, NULL, 0 },
 	};
@@ -1890,6 +1893,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		case O_PYTHON: opt.python = optarg; break;
 		case O_HARNESS: *harness_dir = optarg; break;
 		case O_TMP: opt.tmp_parent = optarg; break;
+		case O_FILES: opt.file_limit_mib = geak_parse_long(optarg, "--file-limit", 1, 1L << 24); break;
 		case O_KEEP: opt.keep = 1; break;
 		case O_LIST: exit(list_gpus());
 		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") < 0 ? GEAK_EXIT_FATAL : 0);

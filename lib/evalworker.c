@@ -166,7 +166,7 @@ geak_worker_start(struct geak_worker *w, const struct geak_worker_opts *o,
 	sp.argv = argv;
 	sp.envp = env;
 	sp.cwd = o->home;
-	sp.lim.fsize = 8LL << 30;
+	sp.lim.fsize = o->file_limit;
 	sp.sandbox = o->sandbox;
 	sp.write_dirs = o->write_dirs;
 	sp.keep_fd = sv[1];

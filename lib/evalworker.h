@@ -22,6 +22,7 @@ struct geak_worker_opts {
 	double start_timeout_s;        /* for the greeting (imports) */
 	int cpu_threads;               /* OMP_NUM_THREADS when the user set none; 0: leave it */
 	int sandbox;                   /* GEAK_SB_* layers to ask for */
+	long long file_limit;          /* bytes one file of the worker's may take; 0: no limit */
 };
 
 struct geak_worker {

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 45
+plan 47
 
 cat > ref.py <<'PY'
 import torch
@@ -187,6 +187,25 @@ jq -nc --rawfile r pidtuned.py --rawfile t test.py \
 check_same "as its own candidate it passes, the element left out" "true true unstable_reference" \
 	"$(geak-eval --cpu --no-cache --static off pidtuned.jsonl 2>/dev/null |
 		jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "unstable_reference")) | join(","))"')"
+
+# A job may write files of --file-limit MiB at most, and its outputs are
+# one file: outputs larger than that fail with a message that names the
+# option, not torch's own ("unexpected pos"); a limit above them passes.
+cat > bigtest.py <<'PY'
+import torch
+
+
+def test(fn):
+    x = torch.randn(300, device="cuda")
+    return {"twice": fn(x, 2.0), "big": torch.ones(6 << 20, device="cuda")}
+PY
+jq -nc --rawfile r ref.py --rawfile t bigtest.py \
+	'{id: "plain/big", code: $r, task: {suite: "plain", name: "op", entry: "scale", reference: $r, test: $t}}' > big.jsonl
+geak-eval --cpu --no-cache --static off --file-limit 64 big.jsonl > big.out 2>big.err
+check_match "four runs' outputs of 24 MiB each do not fit in 64" "outputs of 4 runs take 96 MiB.*(64 MiB: geak-eval --file-limit)" \
+	"$(jq -r .error.message big.out)"
+check_same "they fit in 128" "true true" \
+	"$(geak-eval --cpu --no-cache --static off --file-limit 128 big.jsonl 2>/dev/null | jq -r '.eval | "\(.call) \(.exec)"')"
 
 # Each worker gets its share of the cores for torch's thread pool, unless
 # the user chose a number.

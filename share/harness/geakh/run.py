@@ -11,6 +11,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import resource
 import sys
 import time
 import traceback
@@ -442,6 +443,12 @@ class Job:
 
     def save(self):
         opath = os.path.join(self.dir, "outputs.pt")
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        size = tensor_bytes(self.outputs)
+        if limit != resource.RLIM_INFINITY and size > limit:
+            # Past the limit torch.save fails with "unexpected pos".
+            raise RuntimeError(f"the outputs of {len(self.outputs)} runs take {size / 2**20:.0f} MiB, more than a job may "
+                               f"write in one file ({limit / 2**20:.0f} MiB: geak-eval --file-limit)")
         torch.save(self.outputs, opath)
         with open(opath, "rb") as fp:
             digest = hashlib.sha256(fp.read()).hexdigest()
@@ -458,6 +465,17 @@ class Job:
         with open(tmp, "w") as fp:
             json.dump(result, fp)
         os.replace(tmp, os.path.join(self.dir, "result.json"))
+
+
+def tensor_bytes(x):
+    """Bytes of the tensors in outputs made portable (nested containers)."""
+    if isinstance(x, torch.Tensor):
+        return x.numel() * x.element_size()
+    if isinstance(x, dict):
+        return sum(tensor_bytes(v) for v in x.values())
+    if isinstance(x, (list, tuple)):
+        return sum(tensor_bytes(v) for v in x)
+    return 0
 
 
 def tunings():
