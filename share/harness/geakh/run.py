@@ -447,8 +447,10 @@ class Job:
         size = tensor_bytes(self.outputs)
         if limit != resource.RLIM_INFINITY and size > limit:
             # Past the limit torch.save fails with "unexpected pos".
-            raise RuntimeError(f"the outputs of {len(self.outputs)} runs take {size / 2**20:.0f} MiB, more than a job may "
-                               f"write in one file ({limit / 2**20:.0f} MiB: geak-eval --file-limit)")
+            runs = f"{len(self.outputs)} run" + ("s" if len(self.outputs) != 1 else "")
+            raise RuntimeError(f"the outputs of {runs} take {size / 2**20:.0f} MiB, more than a "
+                               f"job may write in one file ({limit / 2**20:.0f} MiB: geak-eval "
+                               "--file-limit)")
         torch.save(self.outputs, opath)
         with open(opath, "rb") as fp:
             digest = hashlib.sha256(fp.read()).hexdigest()
