@@ -444,7 +444,7 @@ class Job:
     def save(self):
         opath = os.path.join(self.dir, "outputs.pt")
         limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-        size = tensor_bytes(self.outputs)
+        size = nbytes(self.outputs)
         if limit != resource.RLIM_INFINITY and size > limit:
             # Past the limit torch.save fails with "unexpected pos".
             runs = f"{len(self.outputs)} run" + ("s" if len(self.outputs) != 1 else "")
@@ -469,14 +469,14 @@ class Job:
         os.replace(tmp, os.path.join(self.dir, "result.json"))
 
 
-def tensor_bytes(x):
-    """Bytes of the tensors in outputs made portable (nested containers)."""
+def nbytes(x):
+    """The bytes of the tensors in x (in dicts, lists and tuples)."""
     if isinstance(x, torch.Tensor):
         return x.numel() * x.element_size()
     if isinstance(x, dict):
-        return sum(tensor_bytes(v) for v in x.values())
+        return sum(nbytes(v) for v in x.values())
     if isinstance(x, (list, tuple)):
-        return sum(tensor_bytes(v) for v in x)
+        return sum(nbytes(v) for v in x)
     return 0
 
 

@@ -615,17 +615,6 @@ RESAMPLE_ROUNDS = 8
 CANDIDATE_DRAWS = 6
 
 
-def nbytes(x):
-    """The bytes of the tensors in x."""
-    if isinstance(x, torch.Tensor):
-        return x.numel() * x.element_size()
-    if isinstance(x, dict):
-        return sum(nbytes(v) for v in x.values())
-    if isinstance(x, (list, tuple)):
-        return sum(nbytes(v) for v in x)
-    return 0
-
-
 def room_for(out, copies=4):
     """Whether the device has room for copies more outputs like out and a
     reserve of an eighth of its memory, for one more output (or a timed
@@ -637,7 +626,7 @@ def room_for(out, copies=4):
         free, total = torch.cuda.mem_get_info()
     except Exception:  # noqa: BLE001 - no figures (the CPU mode): room
         return True
-    return free > copies * nbytes(out) + total // 8
+    return free > copies * run.nbytes(out) + total // 8
 
 
 def compare_or_resample(pairs, mask, base, others, tol, where, another=None, spread=0):
