@@ -14,7 +14,9 @@
 # and those it did not reach) and fails.jsonl (the references that run
 # upstream on an H200 but did not pass, or were not reached, in the last
 # timed runs) and still.jsonl (those of fails.jsonl that failed in the
-# last stop's runs for causes on the candidate's side, or did not end).
+# last stop's runs for causes on the candidate's side, or did not end)
+# and autotuned.jsonl (the references that use @triton.autotune: what
+# changes when autotuner searches do).
 #
 #   tests/gpu/eval-data.sh [geak-eval-data.tar.gz [DIR]]
 set -eu
@@ -59,6 +61,7 @@ still='"tbg/destindex_copy_kv2","tbg/destindex_copy_kv1","tbg/triton_attention",
 "tbg/rotary_emb_nopad","tbg/parallel_attention","tbg/fast_rope_embedding","tbg/fused_recurrent_hgrn",
 "tbg/matrix_vector_multip"'
 jq -c "select(.id | IN($still))" "$dir/all.jsonl" > "$dir/still.jsonl"
+jq -c 'select(.task.reference | contains("autotune"))' "$dir/all.jsonl" > "$dir/autotuned.jsonl"
 c=$top/tests/cheats
 for f in "$c"/*.py; do
 	case $f in */add_*) continue ;; esac
