@@ -5,6 +5,7 @@
  * Threads: one reads records, one per slot (-j) evaluates them through
  * its own warm harness worker, and the main thread writes the results in
  * input order as they become ready (or, with -u, as each is ready). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <getopt.h>
@@ -190,6 +191,34 @@ file_tail(const char *dir, const char *name)
 	s = json_string(data);
 	free(data);
 	return s ? s : json_null();
+}
+
+/* What a job's stderr in dir says, into buf: its last line first (a
+ * Python error's message), then its last lines whole, up to 600 bytes;
+ * "" when it is empty. */
+static void
+stderr_gist(const char *dir, char *buf, size_t n)
+{
+	json_t *tail = file_tail(dir, "stderr.txt");
+	const char *t = json_string_value(tail), *last, *from, *nl;
+	size_t tl = t ? strlen(t) : 0;
+
+	buf[0] = '\0';
+	while (tl && isspace((unsigned char)t[tl - 1]))
+		tl--;
+	if (tl) {
+		for (last = t + tl; last > t && last[-1] != '\n'; last--)
+			;
+		from = t + (tl > 600 ? tl - 600 : 0);
+		if (from > t && (nl = memchr(from, '\n', tl - (size_t)(from - t))) && nl < last)
+			from = nl + 1;
+		if (from >= last)
+			snprintf(buf, n, "%.*s", (int)(t + tl - last), last);
+		else
+			snprintf(buf, n, "%.*s\n%.*s", (int)(t + tl - last), last,
+			    (int)(last - from), from);
+	}
+	json_decref(tail);
 }
 
 static json_t *
@@ -831,13 +860,12 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], struct refm
 	if (!resp || strcmp(resp_status(resp), "exit") || !meta) {
 		json_decref(meta);
 		if (resp) {
-			json_t *tail = file_tail(tmp, "stderr.txt");
-			const char *t = json_string_value(tail);
-			size_t tl = t ? strlen(t) : 0;
+			char gist[1024];
+
+			stderr_gist(tmp, gist, sizeof gist);
 			snprintf(err, errlen, "the reference run ended with %s%s%s%s", resp_status(resp),
 			    strcmp(resp_status(resp), "timeout") ? "" : " (see --timeout)",
-			    tl ? ": " : "", tl ? t + (tl > 600 ? tl - 600 : 0) : "");
-			json_decref(tail);
+			    *gist ? ": " : "", gist);
 		}
 		json_decref(resp);
 		json_decref(jobspec);
@@ -1027,13 +1055,11 @@ verdict(struct slot *s, const char *refdir, const char *ref_nonce, const char *c
 	if (!v && resp) {
 		/* Say why, or the failure cannot be looked into afterwards: the
 		 * judge's directory goes. */
-		json_t *tail = file_tail(jdir, "stderr.txt");
-		const char *t = json_string_value(tail);
-		size_t tl = t ? strlen(t) : 0;
+		char gist[768];
 
+		stderr_gist(jdir, gist, sizeof gist);
 		snprintf(err, errlen, "the judge wrote no verdict (%s)%s%s", resp_status(resp),
-		    tl ? ": " : "", tl ? t + (tl > 600 ? tl - 600 : 0) : "");
-		json_decref(tail);
+		    *gist ? ": " : "", gist);
 	}
 	json_decref(resp);
 	drop_dir(jdir);
@@ -1118,6 +1144,9 @@ verdict_tuned_as_candidate(struct slot *s, const char *refdir, const char *ref_n
 		res = load_json(dir, "result.json");
 	if (res && all_runs_ok(res))
 		v = verdict(s, refdir, ref_nonce, canddir, cand_nonce, dir, nonce, spec, err, errlen);
+	else
+		trace(s, "tuned: the reference tuned as the candidate failed (%s); the first verdict stands",
+		    !resp ? err : res ? "a run failed" : resp_status(resp));
 	json_decref(res);
 	json_decref(resp);
 	json_decref(extra);
