@@ -214,9 +214,9 @@ stderr_gist(const char *dir, char *buf, size_t n)
 			from = nl + 1;
 		if (from >= last)
 			snprintf(buf, n, "%.*s", (int)(t + tl - last), last);
-		else
+		else /* the lines before the last, without the newline that ends them */
 			snprintf(buf, n, "%.*s\n%.*s", (int)(t + tl - last), last,
-			    (int)(last - from), from);
+			    (int)(last - from - 1), from);
 	}
 	json_decref(tail);
 }
