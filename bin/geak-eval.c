@@ -1142,11 +1142,11 @@ verdict_tuned_as_candidate(struct slot *s, const char *refdir, const char *ref_n
 	resp = gpu_job(s, GEAK_GPU_SHARED, "run", dir, nonce, extra, err, errlen);
 	if (resp && !strcmp(resp_status(resp), "exit"))
 		res = load_json(dir, "result.json");
-	if (res && all_runs_ok(res))
-		v = verdict(s, refdir, ref_nonce, canddir, cand_nonce, dir, nonce, spec, err, errlen);
-	else
+	if (!res || !all_runs_ok(res))
 		trace(s, "tuned: the reference tuned as the candidate failed (%s); the first verdict stands",
 		    !resp ? err : res ? "a run failed" : resp_status(resp));
+	else if (!(v = verdict(s, refdir, ref_nonce, canddir, cand_nonce, dir, nonce, spec, err, errlen)))
+		trace(s, "tuned: %s; the first verdict stands", err);
 	json_decref(res);
 	json_decref(resp);
 	json_decref(extra);

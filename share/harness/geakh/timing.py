@@ -290,13 +290,19 @@ class Tunings:
         def pick(tuner, key, chosen):
             if candidate_owns(tuner):
                 return None
-            own = {str(c): c for c in getattr(tuner, "configs", [])}
-            return own.get(theirs.get((_kernel_name(tuner), key)))
+            return _own_config(tuner, theirs.get((_kernel_name(tuner), key)))
         return self._swapped(pick)
 
 
 def _kernel_name(tuner):
     return getattr(getattr(tuner, "base_fn", None), "__name__", None) or "?"
+
+
+def _own_config(tuner, text):
+    """The tuner's configuration shown as text (another tuner's choice,
+    as Tunings.choices shows it), or None."""
+    return next((c for c in getattr(tuner, "configs", []) if str(c) == text), None) \
+        if text is not None else None
 
 
 def runner_up(timings, chosen):
@@ -386,9 +392,8 @@ class _TheirChoiceCache(dict):
         self.theirs = theirs
 
     def __setitem__(self, key, best):
-        want = self.theirs.get((_kernel_name(self.tuner), repr(key)))
-        own = [c for c in getattr(self.tuner, "configs", []) if str(c) == want]
-        super().__setitem__(key, own[0] if own else best)
+        own = _own_config(self.tuner, self.theirs.get((_kernel_name(self.tuner), repr(key))))
+        super().__setitem__(key, best if own is None else own)
 
 
 def tune_as(theirs):
