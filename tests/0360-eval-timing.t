@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 60
+plan 61
 drive() { "$GEAK_PYTHON" "$top/tests/harness/timing_cpu.py" "$@" 2>>err.txt | tail -n 1; }
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], d))' "$1"; }
 c=$top/tests/cheats
@@ -247,6 +247,15 @@ if [ -r "$geak" ]; then
 	out=$(drive time add-small.jsonl rocm-time)
 	check_same "ROCm timing stage: each case timed against the reference's, in both rounds" "None 4 8" \
 		"$(printf '%s' "$out" | field '(globals().get("error"), len(shapes), paired)' | tr -d "(),")"
+	# Autotuned on both sides: each side searches once per case, its
+	# later calls there (the kept op's in the reference's run too) take
+	# those choices; searching on every call made 4 and 2 searches a case.
+	jq -c '(.code, .task.reference) |= sub("@triton.jit\ndef add_kernel";
+		"@triton.autotune(configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=2)], key=[])\n@triton.jit\ndef add_kernel")' \
+		add-small.jsonl > add-tuned.jsonl
+	out=$(drive time add-tuned.jsonl rocm-tuned)
+	check_same "ROCm timing stage: each side's autotuners search once per case" "None 8 4 4" \
+		"$(printf '%s' "$out" | field '(globals().get("error"), paired, autotune_searches["candidate"], autotune_searches["reference"])' | tr -d "(),")"
 	jq -c --rawfile w "$top/tests/harness/rocm_own_test_only.py" '.code += "\n\n" + $w' add-small.jsonl > add-own.jsonl
 	out=$(drive time add-own.jsonl rocm-own)
 	check_same "ROCm timing stage: a kept op that fails when called again is timed on its own" "None 4 0" \
@@ -276,6 +285,7 @@ if [ -r "$geak" ]; then
 		"None 2 None 2" \
 		"$(for f in va-other va-swapped; do drive check $f.jsonl $f-check | field '((globals().get("error") or {}).get("kind"), globals().get("launches"))'; done | tr -d "()," | paste -sd ' ')"
 else
+	skip "no benchmark archive $geak"
 	skip "no benchmark archive $geak"
 	skip "no benchmark archive $geak"
 	skip "no benchmark archive $geak"

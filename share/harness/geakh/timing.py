@@ -207,6 +207,7 @@ class Tunings:
     def __init__(self):
         self.tuners = weakref.WeakSet()
         self.searches = 0
+        self.planned = {}  # (side, kernel, key) -> configuration text
 
     def install(self):
         try:
@@ -218,6 +219,7 @@ class Tunings:
 
         def run(self, *args, _orig=orig, **kwargs):
             tunings.tuners.add(self)
+            tunings._take_planned(self)
             before = set(self.cache)
             try:
                 return _orig(self, *args, **kwargs)
@@ -230,10 +232,30 @@ class Tunings:
                                           **{k: timed for k in new}}
         autotuner.Autotuner.run = run
 
-    def forget(self):
+    def forget(self, plan=None):
+        """Every search forgotten; plan (as made() gave it) is taken in
+        their place by the tuners of the same side, kernel and key, those
+        of modules imported since too."""
         for tuner in list(self.tuners):
             tuner.cache.clear()
             tuner._geak_timings = {}
+        self.planned = dict(plan or {})
+
+    def made(self):
+        """The choices since the last forget, as {(side, kernel, key):
+        configuration text}; side is "cand" for the candidate's kernels
+        (the candidate's and the reference's often share names)."""
+        return {(_side(tuner), _kernel_name(tuner), key): str(config)
+                for tuner in list(self.tuners) for key, config in list(tuner.cache.items())}
+
+    def _take_planned(self, tuner):
+        if not self.planned:
+            return
+        side, name = _side(tuner), _kernel_name(tuner)
+        for (s, k, key), text in self.planned.items():
+            own = _own_config(tuner, text) if (s, k) == (side, name) and key not in tuner.cache else None
+            if own is not None:
+                dict.__setitem__(tuner.cache, key, own)  # planned as it was: no cache rule applies
 
     def choices(self):
         """Every autotuner's choices so far as [kernel, key, configuration],
@@ -282,13 +304,10 @@ class Tunings:
         guard.LAUNCHES.watches); yields whether any was set.  A search
         among many configurations whose times are close picks any of
         several, and the runner-up is only one of them."""
-        def candidate_owns(tuner):
-            return guard.LAUNCHES.watches(getattr(tuner, "base_fn", None))
-        theirs = {(_kernel_name(t), key): str(config) for t in list(self.tuners) if candidate_owns(t)
-                  for key, config in list(t.cache.items())}
+        theirs = {(k, key): text for (side, k, key), text in self.made().items() if side == "cand"}
 
         def pick(tuner, key, chosen):
-            if candidate_owns(tuner):
+            if _side(tuner) == "cand":
                 return None
             return _own_config(tuner, theirs.get((_kernel_name(tuner), key)))
         return self._swapped(pick)
@@ -296,6 +315,12 @@ class Tunings:
 
 def _kernel_name(tuner):
     return getattr(getattr(tuner, "base_fn", None), "__name__", None) or "?"
+
+
+def _side(tuner):
+    """"cand" for an autotuner of the candidate's file (see
+    guard.LAUNCHES.watch), else "ref"."""
+    return "cand" if guard.LAUNCHES.watches(getattr(tuner, "base_fn", None)) else "ref"
 
 
 def _own_config(tuner, text):
@@ -916,45 +941,62 @@ class Pairing:
     reference's file, run next, times its op for the same case
     alternately with the kept one.  A case that could not be kept, or
     whose kept op failed when called again (it used a buffer that a later
-    case replaced), is timed on its own in the candidate's next run."""
+    case replaced), is timed on its own in the candidate's next run.
 
-    def __init__(self, bench, reps):
+    Each side's autotuners search once per case, on its first call there
+    (see Tunings), and every later call of that case, the kept op's in
+    the reference's run included, takes those choices: a full search
+    costs seconds (a CUDA-graph search replays each configuration for
+    100 ms ten times), and searching on every call made rmsnorm_fwd's 42
+    cases run six searches each, past six minutes on an H200."""
+
+    def __init__(self, bench, reps, searches):
         self.bench, self.reps = bench, reps
+        self.searches = searches  # side -> autotuner searches
         self.kept = {}
         self.alone = set()
         self.cand_ms = {}  # key -> medians measured against the reference
         self.paired = 0
         self.budget = torch.cuda.get_device_properties(0).total_memory // 4
         self.base = 0
+        self.tuned = {}  # key -> both sides' choices there (Tunings.made)
 
     def start_candidate(self):
         self.kept.clear()
         self.base = torch.cuda.memory_allocated()
 
+    def _calls(self, side, fn, times=1):
+        before = TUNINGS.searches
+        for _ in range(times):
+            fn()
+        self.searches[side] = self.searches.get(side, 0) + TUNINGS.searches - before
+
+    def _tuned_here(self, key):
+        self.tuned[key] = {**self.tuned.get(key, {}), **TUNINGS.made()}
+
     def candidate(self, fn, key):
         # One counted call, then the launch hook off: it costs the
-        # candidate's launches alone, and must not be timed.  The call
-        # also tunes afresh for this case (see Tunings).
-        TUNINGS.forget()
+        # candidate's launches alone, and must not be timed.
+        TUNINGS.forget(self.tuned.get(key))
         guard.LAUNCHES.active = True
-        fn()
+        self._calls("candidate", fn)
         guard.LAUNCHES.active = False
         self.bench.sync()
+        self._tuned_here(key)
         if key not in self.alone and torch.cuda.memory_allocated() - self.base <= self.budget:
             self.kept[key] = fn
             return None
         return self.bench.time_callable(fn, self.reps)
 
     def reference(self, fn, key):
-        TUNINGS.forget()
+        TUNINGS.forget(self.tuned.get(key))
         other = self.kept.pop(key, None)
+        self._calls("reference", fn, 1 if other is None else 2)
+        self._tuned_here(key)
         if other is None:
             return self.bench.time_callable(fn, self.reps)
-        for _ in range(2):
-            fn()
         try:
-            for _ in range(2):
-                other()
+            self._calls("candidate", other, 2)
         except Exception:  # noqa: BLE001 - timed on its own instead
             self.alone.add(key)
             return self.bench.time_callable(fn, self.reps, warmup=0)
@@ -964,14 +1006,15 @@ class Pairing:
         return mine
 
 
-def rocm_perf(spec, d, bench, reps, progress, stage):
+def rocm_perf(spec, d, bench, reps, progress, stage, tuned):
     """ROCm files time themselves in test_performance through
     PytestBenchmarker: run the candidate's and the reference's file under
     pytest, alternately (C R C R), with geak-eval's timer in place of
     do_bench, the reference's cases timed against the candidate's (see
     Pairing), results paired by op and parameters.  The check stage runs
     each once with every benchmark called once (compiling what the timing
-    will need); it returns no rows.  Returns (rows, cases paired)."""
+    will need); it returns no rows.  Returns (rows, cases paired); tuned
+    gets each side's autotuner searches in the timing."""
     import pytest
     from geak_eval.perf.ROCm import performance_utils_pytest as pu
     name = spec["name"]
@@ -986,7 +1029,7 @@ def rocm_perf(spec, d, bench, reps, progress, stage):
             fp.write(text)
         if role == "cand":
             guard.LAUNCHES.watch(files[role], last)
-    pairing = Pairing(bench, reps)
+    pairing = Pairing(bench, reps, tuned)
     if stage == "check":
         roles = ("ref", "cand")
         timers = {"ref": lambda fn, key: (fn(), bench.sync(), (1.0, 1.0, 1.0))[2]}
@@ -1065,7 +1108,7 @@ def main(d, nonce, progress, req, ready=None):
             if ready and stage == "time":
                 ready()  # pytest sets up and times in one go
             launched = guard.LAUNCHES.count
-            result["shapes"], result["paired"] = rocm_perf(spec, d, bench, reps, progress, stage)
+            result["shapes"], result["paired"] = rocm_perf(spec, d, bench, reps, progress, stage, tuned)
             result["patched"] = bench.check_untouched()
             result["launches"] = guard.LAUNCHES.count - launched
             raise _Done()
