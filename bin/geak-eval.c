@@ -786,6 +786,73 @@ rerun_reference(struct slot *s, json_t *jobspec, const char *tmp, char nonce[33]
 	return resp;
 }
 
+/* The reference's outputs kept in dir by an earlier run: its nonce and
+ * the mode it ran in; 0 if there are none. */
+static int
+cached_reference(const char *dir, char nonce[33], struct refmode *mode)
+{
+	json_t *meta = load_json(dir, "ref.json");
+	int found = json_is_string(json_object_get(meta, "nonce"));
+
+	if (found) {
+		snprintf(nonce, 33, "%s", json_string_value(json_object_get(meta, "nonce")));
+		mode->no_poison = json_is_false(json_object_get(meta, "poison"));
+		mode->one_call = json_is_true(json_object_get(meta, "one_call"));
+	}
+	json_decref(meta);
+	return found;
+}
+
+/* The reference's correctness run in tmp, again in the next mode for as
+ * long as some of its runs fail and a mode is left.  Some references use
+ * memory they never wrote (or read past an input's end) as indices: on
+ * poisoned memory they fault where plain memory happens to pass; some
+ * pass their first call and fault on a later one in the same process,
+ * and GEAK-eval calls them once.  They run again without the poison, or
+ * each call in a process of its own, or both, and the candidate then
+ * runs so too.  (A ROCm file is one pytest session.)  Returns the
+ * worker's response, *meta the run's result. */
+static json_t *
+run_reference(struct slot *s, json_t *jobspec, const char *tmp, char nonce[33],
+    struct refmode *mode, json_t **meta, char *err, size_t errlen)
+{
+	int is_rocm = !strcmp(json_string_value(json_object_get(jobspec, "suite")), "rocm");
+	json_t *resp;
+
+	dump_json(jobspec, tmp, "job.json");
+	nonce_hex(nonce);
+	resp = gpu_job(s, GEAK_GPU_SHARED, "run", tmp, nonce, NULL, err, errlen);
+	*meta = resp ? load_json(tmp, "result.json") : NULL;
+	while (resp && !strcmp(resp_status(resp), "exit") && *meta && !all_runs_ok(*meta)) {
+		if (!mode->one_call && later_run_failed(*meta) && !is_rocm)
+			mode->one_call = 1;
+		else if (!mode->no_poison) {
+			mode->no_poison = 1;
+			mode->one_call = 0;
+		} else
+			break;
+		json_decref(resp);
+		resp = rerun_reference(s, jobspec, tmp, nonce, mode, meta, err, errlen);
+	}
+	return resp;
+}
+
+/* tmp renamed to dir.  Two evaluators may race to the same reference:
+ * either result is good, the loser's copy goes and its nonce becomes
+ * the winner's.  0, or -1 with err set. */
+static int
+keep_reference(const char *tmp, const char *dir, char nonce[33], char *err, size_t errlen)
+{
+	if (rename(tmp, dir) == 0)
+		return 0;
+	geak_rmtree(tmp);
+	if (!cached_reference(dir, nonce, &(struct refmode){0})) {
+		snprintf(err, errlen, "cannot keep the reference outputs in %s", dir);
+		return -1;
+	}
+	return 0;
+}
+
 /* Run the reference once per task and device; its outputs stay in the
  * cache (or in this run's directory with --no-cache).  Returns the
  * directory and its nonce, or NULL with err set. */
@@ -794,71 +861,37 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], struct refm
 	char *err, size_t errlen)
 {
 	char key[65], *dir, *tmp, *base;
-	json_t *meta, *jobspec, *resp, *plain = NULL, *tunings;
-	int is_rocm;
+	json_t *meta, *jobspec, *resp, *plain, *tunings;
 
 	/* The reference runs the task's own test, whatever the candidate's. */
 	jobspec = geak_json_copy(spec);
 	json_object_del(jobspec, "cand_test");
 	geak_cache_key(jobspec, key);
-	json_decref(jobspec);
 	base = opt.no_cache ? geak_xstrdup(s->refs) : geak_xasprintf("%s/ref", opt.cache_dir);
 	dir = geak_xasprintf("%s/%s", base, key);
-	meta = load_json(dir, "ref.json");
-	if (json_is_string(json_object_get(meta, "nonce"))) {
-		snprintf(nonce, 33, "%s", json_string_value(json_object_get(meta, "nonce")));
-		mode->no_poison = json_is_false(json_object_get(meta, "poison"));
-		mode->one_call = json_is_true(json_object_get(meta, "one_call"));
-		json_decref(meta);
+	if (cached_reference(dir, nonce, mode)) {
+		json_decref(jobspec);
 		free(base);
 		return dir;
 	}
-	json_decref(meta);
-	if (geak_mkdirs(base, 0700) < 0) {
+	tmp = NULL;
+	if (geak_mkdirs(base, 0700) < 0)
 		snprintf(err, errlen, "cannot make %s: %s", base, strerror(errno));
-		free(base), free(dir);
-		return NULL;
-	}
-	tmp = geak_mkworkdir(base, "ref-");
+	else if (!(tmp = geak_mkworkdir(base, "ref-")))
+		snprintf(err, errlen, "cannot make a directory for the reference: %s", strerror(errno));
 	free(base);
 	if (!tmp) {
-		snprintf(err, errlen, "cannot make a directory for the reference: %s", strerror(errno));
+		json_decref(jobspec);
 		free(dir);
 		return NULL;
 	}
-	jobspec = geak_json_copy(spec);
-	json_object_del(jobspec, "cand_test");
 	json_object_set_new(jobspec, "code", json_string(geak_get_str(rec, "task.reference")
 	    ? geak_get_str(rec, "task.reference") : ""));
 	/* A reference whose runs disagree runs each seed this many times
 	 * more, to show more of what races (geakh/run.py: Job.resample). */
 	json_object_set_new(jobspec, "resample", json_integer(REF_RESAMPLES));
-	nonce_hex(nonce);
-	dump_json(jobspec, tmp, "job.json");
-	resp = gpu_job(s, GEAK_GPU_SHARED, "run", tmp, nonce, NULL, err, errlen);
-	meta = resp ? load_json(tmp, "result.json") : NULL;
-	/* Some references use memory they never wrote (or read past an
-	 * input's end) as indices: on poisoned memory they fault where plain
-	 * memory happens to pass; some pass their first call and fault on a
-	 * later one in the same process, and GEAK-eval calls them once.  They
-	 * run again without the poison, or each call in a process of its own,
-	 * or both, and the candidate then runs so too.  (A ROCm file is one
-	 * pytest session.) */
-	is_rocm = !strcmp(json_string_value(json_object_get(spec, "suite")), "rocm");
-	while (resp && !strcmp(resp_status(resp), "exit") && meta && !all_runs_ok(meta)) {
-		if (!mode->one_call && later_run_failed(meta) && !is_rocm)
-			mode->one_call = 1;
-		else if (!mode->no_poison) {
-			mode->no_poison = 1;
-			mode->one_call = 0;
-		} else
-			break;
-		json_decref(resp);
-		resp = rerun_reference(s, jobspec, tmp, nonce, mode, &meta, err, errlen);
-	}
-	plain = run_request(mode);
+	resp = run_reference(s, jobspec, tmp, nonce, mode, &meta, err, errlen);
 	if (!resp || strcmp(resp_status(resp), "exit") || !meta) {
-		json_decref(meta);
 		if (resp) {
 			char gist[1024];
 
@@ -867,9 +900,9 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], struct refm
 			    strcmp(resp_status(resp), "timeout") ? "" : " (see --timeout)",
 			    *gist ? ": " : "", gist);
 		}
+		json_decref(meta);
 		json_decref(resp);
 		json_decref(jobspec);
-		json_decref(plain);
 		geak_rmtree(tmp);
 		free(tmp), free(dir);
 		return NULL;
@@ -878,6 +911,7 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], struct refm
 	tunings = json_incref(json_object_get(meta, "tunings"));
 	json_decref(meta);
 	meta = json_pack("{s:s}", "nonce", nonce);
+	plain = run_request(mode);
 	if (plain)
 		json_object_set_new(meta, "poison", json_false());
 	if (mode->one_call)
@@ -888,19 +922,9 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], struct refm
 	json_decref(jobspec);
 	dump_json(meta, tmp, "ref.json");
 	json_decref(meta);
-	/* Two evaluators may race to the same reference: either result is
-	 * good, the loser's copy goes. */
-	if (rename(tmp, dir) < 0) {
-		geak_rmtree(tmp);
-		meta = load_json(dir, "ref.json");
-		if (!json_is_string(json_object_get(meta, "nonce"))) {
-			json_decref(meta);
-			snprintf(err, errlen, "cannot keep the reference outputs in %s", dir);
-			free(tmp), free(dir);
-			return NULL;
-		}
-		snprintf(nonce, 33, "%s", json_string_value(json_object_get(meta, "nonce")));
-		json_decref(meta);
+	if (keep_reference(tmp, dir, nonce, err, errlen) < 0) {
+		free(tmp), free(dir);
+		return NULL;
 	}
 	free(tmp);
 	return dir;

@@ -208,6 +208,7 @@ class Tunings:
         self.tuners = weakref.WeakSet()
         self.searches = 0
         self.planned = {}  # (side, kernel, key) -> configuration text
+        self.served = weakref.WeakSet()  # tuners given the plan since the last forget
 
     def install(self):
         try:
@@ -240,6 +241,7 @@ class Tunings:
             tuner.cache.clear()
             tuner._geak_timings = {}
         self.planned = dict(plan or {})
+        self.served = weakref.WeakSet()
 
     def made(self):
         """The choices since the last forget, as {(side, kernel, key):
@@ -249,8 +251,10 @@ class Tunings:
                 for tuner in list(self.tuners) for key, config in list(tuner.cache.items())}
 
     def _take_planned(self, tuner):
-        if not self.planned:
+        # Once per tuner: this runs on every launch, timed calls too.
+        if not self.planned or tuner in self.served:
             return
+        self.served.add(tuner)
         side, name = _side(tuner), _kernel_name(tuner)
         for (s, k, key), text in self.planned.items():
             own = _own_config(tuner, text) if (s, k) == (side, name) and key not in tuner.cache else None
