@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 47
+plan 50
 
 cat > ref.py <<'PY'
 import torch
@@ -416,6 +416,21 @@ def ok(dt, a, b):
         return False
 print(ok(torch.float16, 1.0 + 2 ** -10, 1.0), ok(torch.float16, 1.01, 1.0),
       ok(torch.bfloat16, 1.0 + 2 ** -7, 1.0), ok(torch.bfloat16, 1.05, 1.0), ok(torch.float32, 1.003, 1.0))')"
+
+# Two evaluators started at once on one cache both run the reference of
+# a task they find uncached; one keeps its outputs, the other drops its
+# own and judges by the kept ones (their nonce with them).
+task ref.py null > race.jsonl
+geak-eval --cpu --static off --cache race-cache -v race.jsonl > race1.out 2> race1.err &
+race1=$!
+geak-eval --cpu --static off --cache race-cache -v race.jsonl > race2.out 2> race2.err
+race2=$?
+wait $race1
+check_same "both evaluators exit 0" "0 0" "$? $race2"
+check_same "both ran the reference" "1 1" \
+	"$(grep -c 'ref-.*: exit after' race1.err) $(grep -c 'ref-.*: exit after' race2.err)"
+check_same "both pass the candidate, judged by one reference kept" "true true 1" \
+	"$(cat race1.out race2.out | jq -r .eval.exec | paste -sd ' ') $(ls race-cache/ref | wc -l)"
 
 # Large outputs are compared in pieces (whole comparisons of 8 GiB
 # outputs ran a GPU out of memory): the same verdicts, counts and
