@@ -838,15 +838,17 @@ run_reference(struct slot *s, json_t *jobspec, const char *tmp, char nonce[33],
 }
 
 /* tmp renamed to dir.  Two evaluators may race to the same reference:
- * either result is good, the loser's copy goes and its nonce becomes
- * the winner's.  0, or -1 with err set. */
+ * either result is good, the loser's copy goes and its nonce and mode
+ * become the winner's, whose outputs it is judged by.  0, or -1 with err
+ * set. */
 static int
-keep_reference(const char *tmp, const char *dir, char nonce[33], char *err, size_t errlen)
+keep_reference(const char *tmp, const char *dir, char nonce[33], struct refmode *mode,
+    char *err, size_t errlen)
 {
 	if (rename(tmp, dir) == 0)
 		return 0;
 	geak_rmtree(tmp);
-	if (!cached_reference(dir, nonce, &(struct refmode){0})) {
+	if (!cached_reference(dir, nonce, mode)) {
 		snprintf(err, errlen, "cannot keep the reference outputs in %s", dir);
 		return -1;
 	}
@@ -922,7 +924,7 @@ reference(struct slot *s, json_t *spec, json_t *rec, char nonce[33], struct refm
 	json_decref(jobspec);
 	dump_json(meta, tmp, "ref.json");
 	json_decref(meta);
-	if (keep_reference(tmp, dir, nonce, err, errlen) < 0) {
+	if (keep_reference(tmp, dir, nonce, mode, err, errlen) < 0) {
 		free(tmp), free(dir);
 		return NULL;
 	}
