@@ -419,8 +419,11 @@ print(ok(torch.float16, 1.0 + 2 ** -10, 1.0), ok(torch.float16, 1.01, 1.0),
 
 # Two evaluators started at once on one cache both run the reference of
 # a task they find uncached; one keeps its outputs, the other drops its
-# own and judges by the kept ones (their nonce with them).
-task ref.py null > race.jsonl
+# own and judges by the kept ones (their nonce with them).  The
+# reference's import waits 3 s, so that neither can find it kept before
+# it has started its own.
+{ printf 'import time\ntime.sleep(3)\n'; cat ref.py; } > slow_ref.py
+task ref.py null | jq -c --rawfile r slow_ref.py '.task.reference = $r' > race.jsonl
 geak-eval --cpu --static off --cache race-cache -v race.jsonl > race1.out 2> race1.err &
 race1=$!
 geak-eval --cpu --static off --cache race-cache -v race.jsonl > race2.out 2> race2.err
