@@ -330,8 +330,9 @@ def _side(tuner):
 def _own_config(tuner, text):
     """The tuner's configuration shown as text (another tuner's choice,
     as Tunings.choices shows it), or None."""
-    return next((c for c in getattr(tuner, "configs", []) if str(c) == text), None) \
-        if text is not None else None
+    if text is None:
+        return None
+    return next((c for c in getattr(tuner, "configs", []) if str(c) == text), None)
 
 
 def runner_up(timings, chosen):
