@@ -1,10 +1,11 @@
 """geak-eval's warm worker: imports torch and Triton once, then serves
 jobs read as JSON lines from descriptor 3, forking one child per job.
 
-Request:  {"op": "run"|"judge"|"time"|"static", "dir": DIR, "nonce": HEX,
-           "timeout": S, "compile_timeout": S, ...}
-Response: {"status": "exit"|"signal"|"timeout", "code": N, "signal": N,
+Request:  {"op": "run"|"calibrate"|"judge"|"static", "dir": DIR, "nonce": HEX,
+           "timeout": S, "compile_timeout": S, "handshake": BOOL, ...}
+Response: {"status": "exit"|"signal"|"timeout"|"aborted", "code": N, "signal": N,
            "wall": S, "landlock": BOOL, "phase": "compile"|"run"}
+(geak-harness(7) specifies the requests and the files of each job.)
 
 The worker itself never runs code under test and never touches a GPU:
 the children do, so that a crash or a CUDA context stays with one job.
@@ -32,7 +33,7 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 
 import geakh  # noqa: E402
-from geakh import guard, judge, run, static, timing  # noqa: E402,F401
+from geakh import calibrate, guard, judge, run, static  # noqa: E402
 
 
 def _probe(restrict):
@@ -139,40 +140,25 @@ def child(req, status_w, go_r):
 
         def progress():
             os.write(status_w, b"c")
+
+        def ready():
+            # Set up, and waiting for the GPU alone: geak-eval says go.
+            if go_r is None:
+                return True
+            os.write(status_w, b"r")
+            return os.read(go_r, 1) == b"g"
+        hooks = {"progress": progress, "ready": ready}
         op = req["op"]
+        if op in ("run", "calibrate") and CPU:
+            from geakh import cpu
+            cpu.install()
         if op == "run":
-            # "poison": false for a task whose reference fails only on
-            # poisoned memory (geak-eval then runs both sides without it).
-            poison = req.get("poison", True) is not False
-            if CPU:
-                from geakh import cpu
-                cpu.install(poison=poison)
-            else:
-                if poison:
-                    guard.PoisonEmpty().__enter__()
-                # Correctness wants outputs, and any configuration's
-                # must pass; the timing searches as the kernel asks.
-                timing.quick_searches()
-            timing.TUNINGS.install()
-            if req.get("runners_up"):
-                timing.prefer_runners_up(req.get("avoid"))
-            elif req.get("tune_as"):
-                timing.tune_as(req["tune_as"])
-            run.main(d, req["nonce"], progress, poison)
+            run.main(d, req["nonce"], req, hooks)
+        elif op == "calibrate":
+            calibrate.main(d, req["nonce"], req, hooks)
         elif op == "judge":
             progress()
             judge.main(req, d)
-        elif op == "time":
-            if CPU:  # geak-eval never times on the CPU; the tests drive it
-                from geakh import cpu
-                cpu.install(poison=False)
-
-            def ready():
-                # Set up, and waiting for the GPU alone: geak-eval says go.
-                os.write(status_w, b"r")
-                if os.read(go_r, 1) != b"g":
-                    raise SystemExit("geak-eval went away before the timing")
-            timing.main(d, req["nonce"], progress, req, ready if go_r is not None else None)
         elif op == "static":
             progress()
             static.main(d, req["nonce"])
@@ -276,7 +262,9 @@ def serve_one(req, sock, rfile, wfile):
                     os.waitpid(pid, 0)
                     aborted = True
                     break
-                _PAUSE["paused"] += time.monotonic() - waiting_since
+                # The timing gets a run's whole allowance afresh.
+                deadline = time.monotonic() + compile_s + run_s
+                _PAUSE["paused"] = 0.0
                 waiting_since = None
                 try:
                     os.write(go_w, b"g")

@@ -24,10 +24,6 @@ def _host(dev):
 
 
 class CudaOnCpu(TorchFunctionMode):
-    def __init__(self, poison):
-        super().__init__()
-        self.poison = poison
-
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
         if "device" in kwargs:
@@ -35,7 +31,7 @@ class CudaOnCpu(TorchFunctionMode):
         if func is torch.Tensor.to:
             args = tuple(_host(a) if isinstance(a, (str, torch.device)) else a for a in args)
         out = func(*args, **kwargs)
-        if self.poison and func in guard.EMPTY_FUNCS:
+        if guard.POISON["on"] and func in guard.EMPTY_FUNCS:
             guard.fill_poison(out)
         return out
 
@@ -89,11 +85,12 @@ class _Props:
     gcnArchName = ""
 
 
-def install(poison=True):
-    """Enter the device mapping for the rest of the process; with poison,
-    every tensor made by torch.empty and its kin starts as NaN (or a fixed
-    pattern), so that elements a kernel never writes compare equal between
-    runs instead of holding whatever memory held."""
+def install():
+    """Enter the device mapping for the rest of the process; while
+    guard.poisoned is on, every tensor made by torch.empty and its kin
+    starts as NaN (or a fixed pattern).  Autotuners take their first
+    configuration (geakh.autotune's "first" policy): the interpreter cannot
+    time them."""
     cuda = torch.cuda
     torch.Tensor.cuda = lambda self, *a, **k: self
     torch.Tensor.is_cuda = property(lambda self: True)
@@ -118,23 +115,4 @@ def install(poison=True):
     cuda.memory_allocated = lambda *a, **k: 0
     cuda.reset_peak_memory_stats = lambda *a, **k: None
     cuda._get_device_index = lambda *a, **k: 0
-    _quiet_autotune()
-    CudaOnCpu(poison).__enter__()
-
-
-def _quiet_autotune():
-    """The interpreter cannot benchmark configurations: an autotuned
-    kernel runs with its first configuration (same results, no timing)."""
-    try:
-        from triton.runtime import autotuner
-    except ImportError:
-        return
-
-    def _bench_first(self, *args, config, **meta):
-        return [0.0, 0.0, 0.0]
-
-    def _prune(self, kwargs):
-        return self.configs[:1]
-
-    autotuner.Autotuner._bench = _bench_first
-    autotuner.Autotuner.prune_configs = _prune
+    CudaOnCpu().__enter__()

@@ -1,9 +1,12 @@
-"""Checks that run beside the code under test.
+"""What runs beside the code under test to keep its runs comparable and
+its process contained: seeding, poisoned memory, Landlock, the parent's
+death, the names of secrets.
 
 These live in the process that runs untrusted code, so a determined
-candidate could subvert them; they catch the common cheats cheaply, and
-the verdict itself is made by judge.py from outputs in another process.
+candidate could subvert them; the verdict is made by judge.py from
+outputs, in another process.
 """
+import contextlib
 import ctypes
 import os
 import random
@@ -25,115 +28,6 @@ def reseed(seed):
 
 def _cpu_mode():
     return os.environ.get("TRITON_INTERPRET") == "1"
-
-
-# ---- kernel launches ---------------------------------------------------
-
-class Launches:
-    """Counts launches of Triton kernels whose source lies in one file
-    (and, when given, above one line: the candidate's part of it)."""
-
-    def __init__(self):
-        self.files = {}  # path -> last line that counts (None: all)
-        self.count = 0
-        self.names = set()
-        self.ptrs = set()  # storages passed to counted launches
-        # ...and the storages themselves, kept alive for the call, so that
-        # the allocator cannot hand a freed argument's address to an output
-        # that no kernel wrote (up to a cap, past which addresses alone).
-        self.held, self.held_bytes = [], 0
-        self.active = True  # off while timing: no cost on the candidate's side only
-
-    def watch(self, path, last_line=None):
-        self.files[os.path.realpath(path)] = last_line
-
-    def watches(self, fn):
-        """fn (a kernel's Python function, or a JITFunction) is defined in
-        a watched file: the candidate's."""
-        code = getattr(fn, "__code__", None) or getattr(getattr(fn, "fn", None), "__code__", None)
-        return code is not None and os.path.realpath(code.co_filename) in self.files
-
-    def _seen(self, kernel):
-        fn = getattr(kernel, "fn", None)
-        code = getattr(fn, "__code__", None)
-        if code is None:
-            return False
-        path = os.path.realpath(code.co_filename)
-        if path not in self.files:
-            return False
-        last = self.files[path]
-        if last is None or code.co_firstlineno <= last:
-            self.count += 1
-            self.names.add(fn.__name__)
-            return True
-        return False
-
-    HOLD_CAP = 2 << 30
-
-    def hold_nothing(self):
-        """Record arguments, hold none: in performance runs, which never
-        look for aliased outputs (and whose every launch would otherwise
-        stay held), and for tasks run without the poison (their reference
-        reads memory it does not own): a held argument moves later tensors
-        toward the end of the allocator's segments, where such reads fault
-        (on an H200, parallel_attention and rotary_emb_nopad faulted only
-        with it).  Unwritten outputs are then found by the reference's
-        second process alone."""
-        self.HOLD_CAP = 0
-
-    def begin_call(self):
-        self.ptrs = set()
-        self.held, self.held_bytes = [], 0
-
-    def _args(self, args, kwargs):
-        for a in list(args) + list(kwargs.values()):
-            if isinstance(a, torch.Tensor):
-                try:
-                    st = a.untyped_storage()
-                    ptr = st.data_ptr()
-                except Exception:  # noqa: BLE001 - a tensor without storage
-                    continue
-                if ptr in self.ptrs:
-                    continue
-                self.ptrs.add(ptr)
-                if self.held_bytes + st.nbytes() <= self.HOLD_CAP:
-                    self.held.append(st)
-                    self.held_bytes += st.nbytes()
-
-    def install(self):
-        from triton.runtime import jit
-        classes = [jit.JITFunction]
-        try:
-            from triton.runtime import interpreter
-            classes.append(interpreter.InterpretedFunction)
-        except ImportError:
-            pass
-        counter = self
-        for cls in classes:
-            orig = cls.run
-
-            def run(self, *args, _orig=orig, **kwargs):
-                if counter.active and not kwargs.get("warmup") and counter._seen(self):
-                    counter._args(args, kwargs)
-                return _orig(self, *args, **kwargs)
-            cls.run = run
-
-
-LAUNCHES = Launches()
-
-def kernel_written(x, ptrs):
-    """(tensors in x, of which passed to a counted launch)."""
-    if isinstance(x, torch.Tensor):
-        try:
-            return 1, int(x.untyped_storage().data_ptr() in ptrs)
-        except Exception:  # noqa: BLE001
-            return 1, 0
-    total = hit = 0
-    items = x.values() if isinstance(x, dict) else x if isinstance(x, (list, tuple)) else ()
-    for v in items:
-        t, h = kernel_written(v, ptrs)
-        total, hit = total + t, hit + h
-    return total, hit
 
 
 # ---- allocator poisoning -----------------------------------------------
@@ -179,6 +73,29 @@ class PoisonEmpty(TorchFunctionMode):
         if func in EMPTY_FUNCS:
             fill_poison(out)
         return out
+
+
+# Whether memory handed out by torch.empty and its kin is poisoned now
+# (the CPU mode's device mapping reads it too).
+POISON = {"on": False}
+
+
+@contextlib.contextmanager
+def poisoned(on, device):
+    """Inside, memory from torch.empty and its kin starts as NaN (or a
+    fixed pattern), so that an output a kernel never writes cannot pass by
+    holding what the reference left there."""
+    saved = POISON["on"]
+    POISON["on"] = on
+    mode = PoisonEmpty() if on and device != "cpu" else None
+    if mode is not None:
+        mode.__enter__()
+    try:
+        yield
+    finally:
+        if mode is not None:
+            mode.__exit__(None, None, None)
+        POISON["on"] = saved
 
 
 # ---- threads -----------------------------------------------------------

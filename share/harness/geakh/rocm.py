@@ -1,21 +1,28 @@
-"""ROCm benchmark tasks: pytest files whose correctness tests fill a
-result_gold dict.  The file runs in this process under pytest with the
-performance tests deselected; the dict is taken from the module when the
-session ends (rather than from the .pt file the file's own
-test_save_results would write).
+"""The ROCm benchmark's pytest files: correctness tests fill a result_gold
+dict, test_performance cases time an operation through PytestBenchmarker.
+
+Each session runs the code and the test part as one file under pytest, in
+this process; the modules it imports go before the next session, so that
+a session imports the code again.  The entry points are wrapped once the
+file is collected, before any test runs.
 """
 import os
 import re
+import sys
 
-from . import guard, run
+from . import entry, tasks
 
 DESELECT = "not test_performance and not test_save_performance_results and not test_save_results"
 
+# A launch that leaves a constexpr to an autotuner that does not set it.
+_UNTUNED_ARG = re.compile(r"missing \d+ required (?:positional |keyword-only )?arguments?")
 
-class Grab:
-    """A pytest plugin that keeps the test modules and the failures."""
 
-    def __init__(self):
+class Plugin:
+    """Keeps the test modules and the failures; wraps the entry points."""
+
+    def __init__(self, names):
+        self.names = names
         self.modules = []
         self.failures = []
 
@@ -24,6 +31,7 @@ class Grab:
             mod = getattr(item, "module", None)
             if mod is not None and mod not in self.modules:
                 self.modules.append(mod)
+                entry.install(mod.__dict__, self.names)
 
     def pytest_runtest_logreport(self, report):
         if report.failed:
@@ -32,8 +40,7 @@ class Grab:
 
 
 def failure_text(text, room=3000):
-    """pytest's report of a failure, its "E" lines (the error itself)
-    first: the traceback above them can fill any room a message has."""
+    """pytest's report of a failure, its "E" lines first."""
     errors = [line for line in text.splitlines() if line.startswith("E ")][-12:]
     head = "\n".join(errors)
     if not head:
@@ -41,56 +48,111 @@ def failure_text(text, room=3000):
     return head + "\n" + text[-max(0, room - len(head)):]
 
 
-# A launch that leaves a constexpr to an autotuner that does not set it.
-_UNTUNED_ARG = re.compile(r"missing \d+ required (?:positional |keyword-only )?arguments?")
+def forget_modules(d):
+    """Every module loaded from the job directory goes, so that the next
+    session imports the file again."""
+    root = os.path.realpath(d) + os.sep
+    for key, mod in list(sys.modules.items()):
+        path = getattr(mod, "__file__", None)
+        if isinstance(path, str) and os.path.realpath(path).startswith(root):
+            del sys.modules[key]
 
 
-def run_file(job):
-    """result_gold of the file's correctness tests.  An autotuning
-    candidate runs the task's variant that passes no launch
-    meta-parameters; one whose autotuner tunes fewer of them than that
-    variant leaves out (num_warps alone, as several references do) cannot
-    launch under it, and runs the original test instead (noted)."""
-    spec = job.spec
-    variant = spec.get("cand_test")
-    gold, failures = session(job, variant or spec.get("test", ""), "")
-    if gold is None and variant and any(_UNTUNED_ARG.search(text) for _, text in failures):
-        job.notes.add("original_test")
-        gold, failures = session(job, spec.get("test", ""), "original")
-    if gold is None:
-        first = failures[0] if failures else ("", "no test case completed")
-        raise RuntimeError(f"no correctness test completed; first failure {first[0]}:\n{first[1]}")
-    return gold, False
-
-
-def session(job, test, sub):
-    """One pytest session of the code with test, in job.dir/sub: (the
-    result_gold dict or None when no test completed, the failures)."""
-    import pytest
-    from .timing import forget_modules
-    text, last = run.assemble(job.spec["code"], test)
-    where = os.path.join(job.dir, sub)
+def _file(program, test, sub):
+    text, last = tasks.assemble(program.spec["code"], test)
+    where = os.path.join(program.dir, sub)
     os.makedirs(where, exist_ok=True)
-    path = os.path.join(where, job.name + ".py")
+    path = os.path.join(where, program.name + ".py")
     with open(path, "w") as fp:
         fp.write(text)
-    guard.LAUNCHES.watch(path, last)
-    forget_modules(job.dir)
-    grab = Grab()
-    args = [path, "-q", "-p", "no:cacheprovider", "--noconftest", "-k", DESELECT,
-            "--rootdir", where, "-o", "python_files=*.py"]
-    code = pytest.main(args, plugins=[grab])
+    tasks.COUNTER.watch(path, last)
+    return path
+
+
+def _names(program):
+    spec = program.spec
+    return entry.entry_names(spec.get("reference") or spec["code"], spec.get("test"))
+
+
+def session(program, test, sub, select):
+    """One pytest session of the code with test: (the plugin, exit code)."""
+    import pytest
+    path = _file(program, test, sub)
+    forget_modules(program.dir)
+    plugin = Plugin(_names(program))
+    args = [path, "-q", "-p", "no:cacheprovider", "--noconftest", "-k", select,
+            "--rootdir", os.path.dirname(path), "-o", "python_files=*.py",
+            "--import-mode=importlib"]
+    code = pytest.main(args, plugins=[plugin])
+    return plugin, int(code)
+
+
+def _gold(program, test, sub):
+    plugin, code = session(program, test, sub, DESELECT)
     gold = None
-    for mod in grab.modules:
+    for mod in plugin.modules:
         if isinstance(getattr(mod, "result_gold", None), dict):
             gold = mod.result_gold
     if gold is None:
-        raise RuntimeError(f"pytest exited with {int(code)} and collected no result_gold")
+        raise RuntimeError(f"pytest exited with {code} and collected no result_gold")
     flag = gold.get("_CALL_SUCCESS_")
     if flag is None or float(flag.flatten()[0]) != 1.0:
-        return None, grab.failures
-    return dict(gold), grab.failures
+        return None, plugin.failures
+    return dict(gold), plugin.failures
 
 
-def main(job):
-    job.one(job.seeds()[0], lambda: run_file(job))
+def _test(program):
+    """The test part the code runs under: an autotuning candidate's variant
+    when it has one and can launch under it (see correctness)."""
+    spec = program.spec
+    if spec.get("cand_test") and "original_test" not in program.notes:
+        return spec["cand_test"]
+    return spec.get("test") or ""
+
+
+def correctness(program):
+    """result_gold of the file's correctness tests.  An autotuning
+    candidate runs the task's variant that passes no launch
+    meta-parameters; one whose autotuner tunes fewer of them than that
+    variant leaves out cannot launch under it, and runs the original test
+    instead, noted "original_test"."""
+    spec = program.spec
+    test = _test(program)
+    gold, failures = _gold(program, test, "run")
+    if gold is None and test is spec.get("cand_test") and \
+            any(_UNTUNED_ARG.search(text) for _, text in failures):
+        program.notes.add("original_test")
+        gold, failures = _gold(program, spec.get("test") or "", "original")
+    if gold is None:
+        first = failures[0] if failures else ("", "no test case completed")
+        raise RuntimeError(f"no correctness test completed; first failure {first[0]}:\n{first[1]}")
+    return gold
+
+
+def performance(program, visit):
+    """Every test_performance case, through the benchmarker: visit(key,
+    make, call, meta) for each, its return value the benchmarker's
+    (median, min, max) ms.  Returns each case's bytes and operations per
+    call ({key: {"gbps", "tflops"} at 1 ms}) where the file's calculators
+    give them, and raises where pytest found failures."""
+    from geak_eval.perf.ROCm import performance_utils_pytest as pu
+    pu._RESULTS.clear()
+
+    def timer(fn, key):
+        got = visit(key, lambda poison=False: None, lambda _: fn(), None, None, None)
+        return got if got is not None else (1.0, 1.0, 1.0)
+    pu.TIMER = timer
+    try:
+        plugin, code = session(program, _test(program), "perf", "test_performance")
+    finally:
+        pu.TIMER = None
+    counts = {}
+    for op, rows in pu._RESULTS.items():
+        for row in rows:
+            key = pu.case_key(op, row["params"])
+            counts[key] = {k: row.get(src) for k, src in (("gbps", "GB/s"), ("tflops", "TFLOPS"))
+                           if isinstance(row.get(src), (int, float)) and row.get("ms") == 1.0}
+    if plugin.failures:
+        nodeid, text = plugin.failures[0]
+        raise RuntimeError(f"test_performance failed ({len(plugin.failures)} cases); first {nodeid}:\n{text}")
+    return counts

@@ -1,0 +1,387 @@
+/* evalcascade.c: the path every candidate takes (see geak-eval(1)). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evalcascade.h"
+#include "evalprofile.h"
+#include "harness.h"
+#include "metrics.h"
+#include "record.h"
+#include "util.h"
+
+#define TAIL_BYTES 2000
+
+/* Seconds since a time, less the slot's waits for the GPU since then
+ * (they are lock_wait's). */
+static void
+add_phase(struct geak_eval *ev, enum geak_phase ph, double since, const struct geak_slot *s,
+    double waited_before)
+{
+	ev->phases[ph] += geak_now() - since - (s->lock_wait - waited_before);
+}
+
+/* ---- static checks ---- */
+
+/* The findings of geakh/static.py on the source, or NULL with err set. */
+static json_t *
+static_findings(struct geak_slot *s, json_t *rec, char *err, size_t errlen)
+{
+	char *dir = geak_job_dir("static-"), nonce[33];
+	json_t *spec = json_pack("{s:O}", "code", json_object_get(rec, "code"));
+	json_t *resp, *found, *out = NULL;
+
+	geak_job_dump(spec, dir, GEAK_FILE_JOB);
+	json_decref(spec);
+	geak_nonce(nonce);
+	resp = geak_job(s, GEAK_W_JUDGE, GEAK_USE_NONE, GEAK_OP_STATIC, dir, nonce, NULL, err, errlen);
+	found = resp ? geak_job_load(dir, GEAK_FILE_STATIC) : NULL;
+	if (resp && (!geak_job_nonce_ok(found, nonce) || !json_is_array(json_object_get(found, "findings"))))
+		snprintf(err, errlen, "the static check wrote no result (%s)", geak_job_status(resp));
+	else if (resp)
+		out = json_incref(json_object_get(found, "findings"));
+	json_decref(found);
+	json_decref(resp);
+	geak_job_drop(dir);
+	return out;
+}
+
+/* Findings into ev: notes "static:RULE", or under strict the first strict
+ * finding rejects the candidate.  1 when it was rejected. */
+static int
+apply_static(struct geak_eval *ev, json_t *findings)
+{
+	int strict = !strcmp(geak_eopt.static_mode, "strict");
+	json_t *f;
+	size_t i;
+
+	ev->static_findings = json_incref(findings);
+	json_array_foreach(findings, i, f) {
+		const char *rule = json_string_value(json_object_get(f, "rule"));
+		if (strict && json_is_true(json_object_get(f, "strict"))) {
+			char msg[512];
+			snprintf(msg, sizeof msg, "static check %s, line %lld: %s", rule ? rule : "?",
+			    (long long)json_integer_value(json_object_get(f, "line")),
+			    geak_get_str(f, "text") ? geak_get_str(f, "text") : "");
+			geak_eval_fail(ev, GEAK_STAGE_STATIC, "cheat", msg);
+			return 1;
+		}
+		geak_eval_static_note(ev, rule ? rule : "?");
+	}
+	return 0;
+}
+
+/* ---- the run ---- */
+
+json_t *
+geak_reference_spec(json_t *spec, json_t *rec)
+{
+	json_t *ref = geak_json_copy(spec);
+	const char *code = geak_get_str(rec, "task.reference");
+
+	json_object_del(ref, "cand_test");
+	json_object_set_new(ref, "code", json_string(code ? code : ""));
+	/* Calibrated with the performance cases or without them. */
+	json_object_set_new(ref, "perf_checked",
+	    json_boolean(!json_is_true(json_object_get(spec, "cpu")) && !geak_eopt.no_perf));
+	return ref;
+}
+
+/* A run that did not exit by itself: a timeout or a crash, into ev. */
+static int
+ended_badly(struct geak_eval *ev, json_t *resp, enum geak_stage stage)
+{
+	const char *st = geak_job_status(resp);
+	char msg[200];
+
+	if (!strcmp(st, "timeout")) {
+		const char *phase = json_string_value(json_object_get(resp, "phase"));
+		snprintf(msg, sizeof msg, "killed after %.0f s %s",
+		    json_number_value(json_object_get(resp, "wall")),
+		    stage == GEAK_STAGE_PERF ? "while timed (--compile-timeout and --timeout)"
+		    : phase && !strcmp(phase, "compile") ? "before the first call returned (--compile-timeout)"
+		    : "(--timeout)");
+		geak_eval_fail(ev, stage, "timeout", msg);
+		return 1;
+	}
+	if (!strcmp(st, "signal")) {
+		snprintf(msg, sizeof msg, "killed by signal %lld",
+		    (long long)json_integer_value(json_object_get(resp, "signal")));
+		geak_eval_fail(ev, stage, "crash", msg);
+		return 1;
+	}
+	return 0;
+}
+
+static void
+sandbox_info(struct geak_eval *ev, const struct geak_slot *s, json_t *resp)
+{
+	ev->sandbox_known = 1;
+	ev->netns = (s->w[GEAK_W_RUN].sandbox & GEAK_SB_NONET) != 0;
+	ev->landlock_worker = (s->w[GEAK_W_RUN].sandbox & GEAK_SB_FSWRITE) != 0;
+	ev->landlock_job = json_is_true(json_object_get(resp, "landlock"));
+	if (!ev->landlock_job)
+		geak_eval_note(ev, GEAK_NOTE_NO_LANDLOCK);
+}
+
+/* The judge's verdict on the run in canddir, part "run" or "timed": into
+ * ev; -1 with err set when the judge wrote none. */
+static int
+judge(struct geak_slot *s, struct geak_profile *p, const char *canddir, const char *cand_nonce,
+    const char *part, struct geak_eval *ev, char *err, size_t errlen)
+{
+	char *dir = geak_job_dir("judge-"), nonce[33];
+	json_t *extra = json_pack("{s:s, s:s, s:s, s:s}", GEAK_REQ_PROFILE, geak_profile_dir(p),
+	    GEAK_REQ_CAND, canddir, GEAK_REQ_CANDNONCE, cand_nonce, GEAK_REQ_PART, part);
+	json_t *resp, *v;
+
+	geak_nonce(nonce);
+	resp = geak_job(s, GEAK_W_JUDGE, GEAK_USE_NONE, GEAK_OP_JUDGE, dir, nonce, extra, err, errlen);
+	json_decref(extra);
+	v = resp ? geak_job_load(dir, GEAK_FILE_VERDICT) : NULL;
+	if (!v && resp) {
+		char gist[768];
+		geak_job_gist(dir, gist, sizeof gist);
+		snprintf(err, errlen, "the judge wrote no verdict (%s)%s%s", geak_job_status(resp),
+		    *gist ? ": " : "", gist);
+	}
+	if (v)
+		geak_eval_take_verdict(ev, v);
+	json_decref(v);
+	json_decref(resp);
+	geak_job_drop(dir);
+	return v ? 0 : -1;
+}
+
+/* ---- timing ---- */
+
+static json_t *
+find_case(json_t *cases, const char *key)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(cases, i, c)
+		if (json_is_string(json_object_get(c, "key")) && !strcmp(geak_get_str(c, "key"), key))
+			return c;
+	return NULL;
+}
+
+/* The speedup and each case's figures, from the candidate's timing and
+ * the reference's, into ev; the roofline flags. */
+static void
+apply_timing(struct geak_eval *ev, struct geak_profile *p, json_t *cand, json_t *ref)
+{
+	json_t *c, *prof_cases = json_object_get(geak_profile_json(p), "cases");
+	double sum, sum_ref, peak_gbps, peak_tflops;
+	int above = 0, unreliable = 0;
+	size_t i;
+
+	for (size_t k = 0; k < ev->ncases; k++)
+		free(ev->cases[k].key);
+	ev->ncases = 0;
+	sum = sum_ref = 0;
+	geak_device_peaks(ev->device, &peak_gbps, &peak_tflops);
+	json_array_foreach(json_object_get(cand, "cases"), i, c) {
+		const char *key = geak_get_str(c, "key");
+		json_t *r = key ? find_case(json_object_get(ref, "cases"), key) : NULL;
+		json_t *counts = key ? json_object_get(find_case(prof_cases, key), "counts") : NULL;
+		double ms = json_number_value(json_object_get(c, "ms"));
+		struct geak_case *gc;
+		if (!key || !(ms > 0))
+			continue;
+		gc = geak_eval_add_case(ev, key);
+		gc->ms = ms;
+		if (r && json_number_value(json_object_get(r, "ms")) > 0) {
+			gc->ms_ref = json_number_value(json_object_get(r, "ms"));
+			sum += ms;
+			sum_ref += gc->ms_ref;
+		}
+		/* The counts are the perf script's rates at 1 ms. */
+		gc->gbps = json_number_value(json_object_get(counts, "gbps")) / ms;
+		gc->tflops = json_number_value(json_object_get(counts, "tflops")) / ms;
+		enum geak_roof bw = geak_roofline_case(gc->gbps, peak_gbps, ms, gc->ms_ref);
+		enum geak_roof fl = geak_roofline_case(gc->tflops, peak_tflops, ms, gc->ms_ref);
+		above |= bw == GEAK_ROOF_ABOVE || fl == GEAK_ROOF_ABOVE;
+		unreliable |= bw == GEAK_ROOF_UNRELIABLE || fl == GEAK_ROOF_UNRELIABLE;
+	}
+	ev->speedup = sum > 0 && sum_ref > 0 ? sum_ref / sum : 0;
+	ev->flags &= ~(1u << GEAK_FLAG_EXCESSIVE_SPEEDUP | 1u << GEAK_FLAG_ABOVE_ROOFLINE);
+	if (ev->speedup > geak_eopt.speedup_limit)
+		geak_eval_flag(ev, GEAK_FLAG_EXCESSIVE_SPEEDUP);
+	if (above)
+		geak_eval_flag(ev, GEAK_FLAG_ABOVE_ROOFLINE);
+	if (unreliable)
+		geak_eval_note(ev, GEAK_NOTE_ROOFLINE_UNRELIABLE);
+	if (!(ev->speedup > 0))
+		geak_eval_note(ev, GEAK_NOTE_PERF_FAILED);
+}
+
+/* The candidate waits in its run to be timed: the reference's timing
+ * first, then the candidate's, alone, then the judge of its timed
+ * outputs and the speedup.  -1 with err set when a harness job failed. */
+static int
+timing(struct geak_slot *s, struct geak_profile *p, const char *dir, const char *nonce,
+    struct geak_eval *ev, char *err, size_t errlen)
+{
+	json_t *ref, *resp, *cand;
+	double t0, w0;
+	int retimed;
+
+	ref = geak_profile_timing(s, p, NULL, &retimed, &ev->phases[GEAK_PHASE_REFTIME], err, errlen);
+	if (!ref) {
+		/* Nothing against the candidate: no speedup, and why. */
+		geak_trace(s, "%s", err);
+		json_decref(geak_job_go(s, 0, err, errlen));
+		geak_eval_note(ev, GEAK_NOTE_PERF_FAILED);
+		geak_eval_note(ev, GEAK_NOTE_REFERENCE_PERF_FAILED);
+		return 0;
+	}
+	t0 = geak_now(), w0 = s->lock_wait;
+	resp = geak_job_go(s, 1, err, errlen);
+	add_phase(ev, GEAK_PHASE_PERF, t0, s, w0);
+	if (!resp) {
+		json_decref(ref);
+		return -1;
+	}
+	if (ended_badly(ev, resp, GEAK_STAGE_PERF)) {
+		ev->exec = 0;
+		json_decref(resp), json_decref(ref);
+		return 0;
+	}
+	json_decref(resp);
+	t0 = geak_now();
+	if (judge(s, p, dir, nonce, "timed", ev, err, errlen) < 0) {
+		json_decref(ref);
+		return -1;
+	}
+	add_phase(ev, GEAK_PHASE_JUDGE, t0, s, s->lock_wait);
+	if (!ev->exec) {
+		json_decref(ref);
+		return 0;
+	}
+	cand = geak_job_load(dir, GEAK_FILE_TIMING);
+	json_t *again = geak_profile_timing(s, p, cand, &retimed, &ev->phases[GEAK_PHASE_REFTIME],
+	    err, errlen);
+	if (again) {
+		json_decref(ref);
+		ref = again;
+		if (retimed)
+			geak_eval_note(ev, GEAK_NOTE_REFERENCE_RETIMED);
+	}
+	apply_timing(ev, p, cand, ref);
+	ev->stage = GEAK_STAGE_DONE;
+	json_decref(cand);
+	json_decref(ref);
+	return 0;
+}
+
+/* ---- the cascade ---- */
+
+static int
+wants_timing(const struct geak_slot *s, json_t *plan)
+{
+	return s->gpu && !geak_eopt.no_perf && json_is_object(json_object_get(plan, GEAK_PLAN_PERFCHK));
+}
+
+static void
+plan_timing(json_t *plan)
+{
+	json_t *t = json_pack("{s:I, s:O}", GEAK_PLAN_REPS, (json_int_t)geak_eopt.reps, GEAK_PLAN_SKIP,
+	    geak_get(plan, "perf.skip") ? geak_get(plan, "perf.skip") : json_array());
+
+	json_object_set_new(plan, GEAK_PLAN_TIMING, t);
+}
+
+static void
+mode_notes(struct geak_eval *ev, json_t *prof)
+{
+	if (json_is_false(json_object_get(prof, "poison")))
+		geak_eval_note(ev, GEAK_NOTE_NO_POISON);
+	if (json_is_true(json_object_get(prof, "one_call")))
+		geak_eval_note(ev, GEAK_NOTE_ONE_CALL);
+	if (json_is_string(json_object_get(prof, "perf_error")))
+		geak_eval_note(ev, GEAK_NOTE_REFERENCE_PERF_FAILED);
+}
+
+int
+geak_evaluate(struct geak_slot *s, json_t *rec, json_t *spec, struct geak_eval *ev,
+    char *err, size_t errlen)
+{
+	struct geak_profile *p;
+	json_t *findings, *refspec, *jobspec, *plan, *extra, *resp;
+	char *dir, nonce[33];
+	double t0 = geak_now(), w0;
+	int timed, r = -1;
+
+	s->lock_wait = 0;
+	s->oom_retries = 0;
+	if (strcmp(geak_eopt.static_mode, "off")) {
+		if (!(findings = static_findings(s, rec, err, errlen)))
+			return -1;
+		int rejected = apply_static(ev, findings);
+		json_decref(findings);
+		add_phase(ev, GEAK_PHASE_STATIC, t0, s, 0);
+		if (rejected)
+			return 0;
+	}
+	t0 = geak_now(), w0 = s->lock_wait;
+	refspec = geak_reference_spec(spec, rec);
+	p = geak_profile_get(s, refspec, &ev->phases[GEAK_PHASE_REFERENCE], err, errlen);
+	json_decref(refspec);
+	if (!p)
+		return -1;
+	if (geak_profile_error(p)) {
+		snprintf(err, errlen, "%s", geak_profile_error(p));
+		return -1;
+	}
+	mode_notes(ev, geak_profile_json(p));
+	plan = geak_profile_plan(p);
+	timed = wants_timing(s, plan);
+	if (timed)
+		plan_timing(plan);
+	dir = geak_job_dir("cand-");
+	jobspec = geak_json_copy(spec);
+	json_object_set(jobspec, "code", json_object_get(rec, "code"));
+	geak_job_dump(jobspec, dir, GEAK_FILE_JOB);
+	json_decref(jobspec);
+	geak_nonce(nonce);
+	extra = json_pack("{s:o}", GEAK_REQ_PLAN, plan);
+	t0 = geak_now(), w0 = s->lock_wait;
+	resp = timed ? geak_job_start(s, GEAK_OP_RUN, dir, nonce, extra, err, errlen)
+	    : geak_job(s, GEAK_W_RUN, s->gpu ? GEAK_GPU_SHARED : GEAK_USE_NONE, GEAK_OP_RUN, dir, nonce,
+	    extra, err, errlen);
+	json_decref(extra);
+	if (!resp)
+		goto out;
+	add_phase(ev, GEAK_PHASE_CALL, t0, s, w0);
+	sandbox_info(ev, s, resp);
+	ev->stdout_tail = geak_job_tail(dir, GEAK_FILE_STDOUT, TAIL_BYTES);
+	ev->stderr_tail = geak_job_tail(dir, GEAK_FILE_STDERR, TAIL_BYTES);
+	if (!s->pending && ended_badly(ev, resp, GEAK_STAGE_CALL)) {
+		r = 0;
+		goto out;
+	}
+	t0 = geak_now(), w0 = s->lock_wait;
+	if (judge(s, p, dir, nonce, "run", ev, err, errlen) < 0)
+		goto out;
+	add_phase(ev, GEAK_PHASE_JUDGE, t0, s, w0);
+	if (ev->reason && !strcmp(ev->reason, "harness")) {
+		snprintf(err, errlen, "%s", ev->message ? ev->message : "the judge failed");
+		goto out;
+	}
+	r = 0;
+	if (s->pending && ev->exec && !geak_eval_has_note(ev, GEAK_NOTE_REFERENCE_PERF_FAILED))
+		r = timing(s, p, dir, nonce, ev, err, errlen);
+	else if (ev->exec && s->gpu && geak_eopt.no_perf)
+		geak_eval_note(ev, GEAK_NOTE_PERF_SKIPPED);
+out:
+	if (s->pending)
+		json_decref(geak_job_go(s, 0, err, errlen));
+	json_decref(resp);
+	ev->phases[GEAK_PHASE_LOCK_WAIT] = s->lock_wait;
+	if (s->oom_retries)
+		geak_eval_note(ev, GEAK_NOTE_OOM_RETRY);
+	geak_job_drop(dir);
+	return r;
+}

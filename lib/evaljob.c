@@ -1,0 +1,500 @@
+/* evaljob.c: slots, their workers, and the jobs they run. */
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include "evalcache.h"
+#include "evaljob.h"
+#include "harness.h"
+#include "record.h"
+#include "runner.h"
+#include "util.h"
+
+struct geak_evalopts geak_eopt;
+
+/* Seconds a job may spend paused by timing runs, or waiting for its go,
+ * before geak-eval gives up on its worker.  The worker enforces the job's
+ * own limits; this only catches a worker that hangs itself. */
+#define PAUSE_ROOM_S 3600
+
+void
+geak_trace(const struct geak_slot *s, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (!geak_eopt.verbose)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %7.1f s: slot %d: %s%s%s%s: %s\n", geak_prog, geak_now() - geak_eopt.started,
+	    s->idx, s->where ? s->where : "-", s->id && *s->id ? " (" : "", s->id ? s->id : "",
+	    s->id && *s->id ? ")" : "", line);
+}
+
+static const char *
+base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+void
+geak_slot_init(struct geak_slot *s, int idx, const char *gpu, struct geak_gpuqueue *q,
+    const char *home, const char *const *write_dirs)
+{
+	memset(s, 0, sizeof *s);
+	s->idx = idx;
+	s->gpu = gpu;
+	s->queue = q;
+	s->home = geak_xstrdup(home);
+	s->write_dirs = write_dirs;
+	s->id = "";
+	for (int i = 0; i < GEAK_NWORKERS; i++)
+		s->w[i].fd = -1;
+}
+
+void
+geak_slot_fini(struct geak_slot *s)
+{
+	for (int i = 0; i < GEAK_NWORKERS; i++)
+		if (s->up[i])
+			geak_worker_stop(&s->w[i]);
+	json_decref(s->hello);
+	free(s->home);
+	memset(s, 0, sizeof *s);
+}
+
+/* ---- the worker's greeting, stored ----
+ *
+ * The cache key needs the harness version, the library versions and the
+ * device, which the worker's greeting gives; a greeting stored with the
+ * fingerprint of what it depends on lets a run whose every candidate is
+ * cached finish without starting Python. */
+
+static char *
+hello_path(const struct geak_slot *s)
+{
+	char key[65];
+	json_t *k = json_pack("{s:s, s:s, s:s?, s:s?}", "python", geak_eopt.python,
+	    "script", geak_eopt.harness, "gpu", s->gpu, "vendor", geak_eopt.vendor);
+
+	geak_cache_key(k, key);
+	json_decref(k);
+	return geak_xasprintf("%s/worker/%s.json", geak_eopt.cache_dir, key);
+}
+
+static int
+fingerprint_ok(json_t *hello)
+{
+	json_t *fp = json_object_get(hello, "fingerprint"), *e;
+	size_t i;
+
+	if (!json_is_array(fp) || json_array_size(fp) == 0)
+		return 0;
+	json_array_foreach(fp, i, e) {
+		const char *path = json_string_value(json_array_get(e, 0));
+		struct stat st;
+		if (!path || stat(path, &st) < 0)
+			return 0;
+		if ((json_int_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec !=
+		    json_integer_value(json_array_get(e, 1)) ||
+		    (json_int_t)st.st_size != json_integer_value(json_array_get(e, 2)) ||
+		    (json_int_t)st.st_ino != json_integer_value(json_array_get(e, 3)))
+			return 0;
+	}
+	return 1;
+}
+
+json_t *
+geak_slot_hello(struct geak_slot *s)
+{
+	char *path;
+
+	if (s->up[GEAK_W_RUN])
+		return s->w[GEAK_W_RUN].hello;
+	if (!s->hello && !geak_eopt.no_cache) {
+		path = hello_path(s);
+		s->hello = json_load_file(path, 0, NULL);
+		free(path);
+		if (s->hello && (!json_is_string(geak_get(s->hello, "device.name")) ||
+		    !fingerprint_ok(s->hello))) {
+			json_decref(s->hello);
+			s->hello = NULL;
+		}
+	}
+	return s->hello;
+}
+
+static void
+store_hello(struct geak_slot *s, json_t *hello)
+{
+	char *path = hello_path(s), *dir = geak_xasprintf("%s/worker", geak_eopt.cache_dir);
+	char *tmp = geak_xasprintf("%s.%ld.tmp", path, (long)getpid());
+
+	if (!geak_eopt.no_cache && json_is_string(geak_get(hello, "device.name")) &&
+	    geak_mkdirs(dir, 0700) == 0 && json_dump_file(hello, tmp, JSON_COMPACT) == 0)
+		rename(tmp, path);
+	unlink(tmp);
+	free(path), free(dir), free(tmp);
+}
+
+/* The cores shared out among the slots' run workers, at least one each. */
+static int
+cpu_threads(void)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return ncpu > geak_eopt.jobs ? (int)(ncpu / geak_eopt.jobs) : 1;
+}
+
+int
+geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
+{
+	struct geak_worker_opts o = {
+		.python = geak_eopt.python, .script = geak_eopt.harness, .gpu = s->gpu,
+		.vendor = geak_eopt.vendor, .home = s->home, .write_dirs = s->write_dirs,
+		.start_timeout_s = 300, .triton_cache = geak_eopt.triton_cache,
+		.cpu_threads = cpu_threads(), .file_limit = (long long)geak_eopt.file_limit_mib << 20,
+	};
+	/* Some GPU runtimes do not start inside a network namespace or under
+	 * Landlock: then the worker starts again with fewer layers, and each
+	 * evaluation records the layers it ran under. */
+	static const int layers[] = { GEAK_SB_NONET | GEAK_SB_FSWRITE, GEAK_SB_NONET, 0 };
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static size_t learned;    /* what one slot learned, the others reuse */
+	struct geak_worker *w = &s->w[which];
+
+	if (s->up[which])
+		return 0;
+	pthread_mutex_lock(&mu);
+	if (learned > s->layer)
+		s->layer = learned;
+	pthread_mutex_unlock(&mu);
+	for (size_t i = s->layer; i < sizeof layers / sizeof *layers; i++) {
+		o.sandbox = layers[i];
+		if (geak_worker_start(w, &o, err, errlen) < 0)
+			return -1;
+		if (!s->gpu || json_is_string(geak_get(w->hello, "device.name")) ||
+		    i + 1 == sizeof layers / sizeof *layers)
+			break;
+		geak_warn("GPU %s: no device inside the sandbox (%s); starting the worker with fewer layers",
+		    s->gpu, geak_get_str(w->hello, "device.error") ?
+		    geak_get_str(w->hello, "device.error") : "unknown error");
+		geak_worker_stop(w);
+		s->layer = i + 1;
+		pthread_mutex_lock(&mu);
+		if (learned < s->layer)
+			learned = s->layer;
+		pthread_mutex_unlock(&mu);
+	}
+	s->up[which] = 1;
+	if (which == GEAK_W_RUN)
+		store_hello(s, w->hello);
+	return 0;
+}
+
+/* ---- jobs ---- */
+
+static json_t *
+request(const char *op, const char *dir, const char *nonce, json_t *extra)
+{
+	json_t *req = json_pack("{s:s, s:s, s:s, s:f, s:f}", GEAK_REQ_OP, op, GEAK_REQ_DIR, dir,
+	    GEAK_REQ_NONCE, nonce, GEAK_REQ_TIMEOUT, geak_eopt.timeout_s,
+	    GEAK_REQ_COMPILE, geak_eopt.compile_s);
+
+	if (!req)
+		geak_die(GEAK_EXIT_FATAL, "json: out of memory");
+	if (extra)
+		json_object_update(req, extra);
+	return req;
+}
+
+/* The net under a worker that hangs itself: the worker enforces the job's
+ * limits and stops their clock while the job is paused or waits. */
+static double
+worker_wait_s(json_t *req)
+{
+	return json_number_value(json_object_get(req, GEAK_REQ_TIMEOUT)) +
+	    json_number_value(json_object_get(req, GEAK_REQ_COMPILE)) + 60 + PAUSE_ROOM_S;
+}
+
+const char *
+geak_job_status(json_t *resp)
+{
+	const char *st = json_string_value(json_object_get(resp, "status"));
+
+	return st ? st : "";
+}
+
+static int
+ran_out_of_memory(const char *dir)
+{
+	char *mark = geak_xasprintf("%s/%s", dir, GEAK_FILE_OOM);
+	int found = unlink(mark) == 0;
+
+	free(mark);
+	return found;
+}
+
+/* Killed by a SIGKILL that neither the worker (its timeouts say
+ * "timeout") nor geak-eval sent: the kernel's out-of-memory killer, most
+ * likely, on a host that the jobs beside it had filled. */
+static int
+killed_from_outside(json_t *resp)
+{
+	return !strcmp(geak_job_status(resp), "signal") &&
+	    json_integer_value(json_object_get(resp, "signal")) == SIGKILL;
+}
+
+static int
+queue_enter(struct geak_slot *s, int mode, struct geak_gpumember *me)
+{
+	double t0 = geak_now();
+	int paused = geak_gpuqueue_enter(s->queue, mode, me);
+
+	if (paused < 0) {
+		geak_warn("cannot lock GPU %s in %s: %s; running without the lock", s->gpu,
+		    geak_eopt.lockdir, strerror(errno));
+		paused = 0;
+	}
+	s->lock_wait += geak_now() - t0;
+	return paused;
+}
+
+static json_t *
+call_worker(struct geak_slot *s, int which, json_t *req, char *err, size_t errlen)
+{
+	json_t *resp = geak_worker_call(&s->w[which], req, worker_wait_s(req), err, errlen);
+
+	if (!resp)
+		s->up[which] = 0;
+	return resp;
+}
+
+json_t *
+geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *dir,
+    const char *nonce, json_t *extra, char *err, size_t errlen)
+{
+	static const char *const mode_name[] = { "shared", "alone", "drained" };
+	struct geak_gpumember me = { 0, NULL };
+	json_t *req, *resp;
+	double t0 = geak_now(), t1;
+	int paused = 0, gpu = mode != GEAK_USE_NONE && s->queue;
+
+	if (geak_slot_up(s, which, err, errlen) < 0)
+		return NULL;
+	me.pid = s->w[which].proc.pid;
+	if (gpu) {
+		geak_trace(s, "%s: waiting for GPU %s (%s)", base_name(dir), s->gpu, mode_name[mode]);
+		paused = queue_enter(s, mode, &me);
+	}
+	t1 = geak_now();
+	geak_trace(s, "%s: running after %.1f s waiting, %d correctness runs paused", base_name(dir),
+	    t1 - t0, paused);
+	req = request(op, dir, nonce, extra);
+	resp = call_worker(s, which, req, err, errlen);
+	json_decref(req);
+	if (gpu)
+		geak_gpuqueue_leave(s->queue, mode, &me);
+	geak_trace(s, "%s: %s after %.1f s", base_name(dir), resp ? geak_job_status(resp) : "failed",
+	    geak_now() - t1);
+	if (!resp || mode == GEAK_USE_NONE || mode == GEAK_GPU_DRAINED ||
+	    (mode == GEAK_GPU_ALONE && !paused))
+		return resp;
+	if (!ran_out_of_memory(dir) && !killed_from_outside(resp))
+		return resp;
+	/* What the jobs beside it held, running or paused, may be what it
+	 * lacked: once more on a drained GPU (in the CPU mode, just once more). */
+	geak_trace(s, "%s: out of memory beside other jobs; again on a drained GPU", base_name(dir));
+	s->oom_retries++;
+	json_decref(resp);
+	return geak_job(s, which, s->queue ? GEAK_GPU_DRAINED : GEAK_USE_NONE, op, dir, nonce,
+	    extra, err, errlen);
+}
+
+json_t *
+geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char *nonce,
+    json_t *extra, char *err, size_t errlen)
+{
+	json_t *req, *msg;
+	double t0 = geak_now();
+
+	if (geak_slot_up(s, GEAK_W_RUN, err, errlen) < 0)
+		return NULL;
+	s->member.pid = s->w[GEAK_W_RUN].proc.pid;
+	s->member.next = NULL;
+	if (s->queue)
+		queue_enter(s, GEAK_GPU_SHARED, &s->member);
+	geak_trace(s, "%s: running after %.1f s waiting", base_name(dir), geak_now() - t0);
+	req = request(op, dir, nonce, extra);
+	json_object_set_new(req, GEAK_REQ_HANDSHAKE, json_true());
+	msg = geak_worker_send(&s->w[GEAK_W_RUN], req, err, errlen) < 0 ? NULL :
+	    geak_worker_read(&s->w[GEAK_W_RUN], worker_wait_s(req), err, errlen);
+	if (!msg)
+		s->up[GEAK_W_RUN] = 0;
+	json_decref(req);
+	if (s->queue)
+		geak_gpuqueue_leave(s->queue, GEAK_GPU_SHARED, &s->member);
+	s->pending = json_is_true(json_object_get(msg, GEAK_MSG_READY));
+	geak_trace(s, "%s: %s after %.1f s", base_name(dir),
+	    !msg ? "failed" : s->pending ? "ready" : geak_job_status(msg), geak_now() - t0);
+	if (msg && !s->pending && ran_out_of_memory(dir)) {
+		geak_trace(s, "%s: out of memory beside other jobs; again on a drained GPU", base_name(dir));
+		s->oom_retries++;
+		json_decref(msg);
+		return geak_job(s, GEAK_W_RUN, s->queue ? GEAK_GPU_DRAINED : GEAK_USE_NONE, op, dir,
+		    nonce, extra, err, errlen);
+	}
+	return msg;
+}
+
+json_t *
+geak_job_go(struct geak_slot *s, int go, char *err, size_t errlen)
+{
+	json_t *msg = json_pack("{s:b}", GEAK_MSG_GO, go), *resp;
+	double t0 = geak_now();
+	int paused = 0;
+
+	if (!s->pending) {
+		json_decref(msg);
+		snprintf(err, errlen, "no job is waiting for its go");
+		return NULL;
+	}
+	s->pending = 0;
+	if (go && s->queue) {
+		geak_trace(s, "timing: waiting for GPU %s (alone)", s->gpu);
+		paused = queue_enter(s, GEAK_GPU_ALONE, &s->member);
+		geak_trace(s, "timing after %.1f s waiting, %d correctness runs paused",
+		    geak_now() - t0, paused);
+	}
+	resp = geak_worker_send(&s->w[GEAK_W_RUN], msg, err, errlen) < 0 ? NULL :
+	    geak_worker_read(&s->w[GEAK_W_RUN], geak_eopt.timeout_s + geak_eopt.compile_s + 60 +
+	    PAUSE_ROOM_S, err, errlen);
+	if (!resp)
+		s->up[GEAK_W_RUN] = 0;
+	json_decref(msg);
+	if (go && s->queue)
+		geak_gpuqueue_leave(s->queue, GEAK_GPU_ALONE, &s->member);
+	geak_trace(s, "timing: %s", resp ? geak_job_status(resp) : "failed");
+	return resp;
+}
+
+/* ---- directories and files ---- */
+
+char *
+geak_job_dir(const char *prefix)
+{
+	char *jobs = geak_xasprintf("%s/jobs", geak_eopt.scratch);
+	char *dir = geak_mkworkdir(jobs, prefix);
+
+	if (!dir)
+		geak_die(GEAK_EXIT_FATAL, "cannot make a directory in %s:", jobs);
+	free(jobs);
+	return dir;
+}
+
+void
+geak_job_drop(char *dir)
+{
+	if (dir && !geak_eopt.keep)
+		geak_rmtree(dir);
+	free(dir);
+}
+
+void
+geak_nonce(char out[33])
+{
+	unsigned char b[16];
+
+	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b)
+		geak_die(GEAK_EXIT_FATAL, "getrandom:");
+	for (int i = 0; i < 16; i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+json_t *
+geak_job_load(const char *dir, const char *name)
+{
+	char *path = geak_xasprintf("%s/%s", dir, name);
+	json_t *v = json_load_file(path, 0, NULL);
+
+	free(path);
+	return v;
+}
+
+/* Job files live in our own directories: failing to write one means the
+ * disk is full or gone, and no evaluation can go on. */
+void
+geak_job_dump(json_t *v, const char *dir, const char *name)
+{
+	char *path = geak_xasprintf("%s/%s", dir, name);
+
+	if (json_dump_file(v, path, JSON_COMPACT) < 0)
+		geak_die(GEAK_EXIT_FATAL, "cannot write %s", path);
+	free(path);
+}
+
+int
+geak_job_nonce_ok(json_t *result, const char *nonce)
+{
+	const char *got = json_string_value(json_object_get(result, "nonce"));
+
+	return got && !strcmp(got, nonce);
+}
+
+json_t *
+geak_job_tail(const char *dir, const char *name, size_t bytes)
+{
+	char *path = geak_xasprintf("%s/%s", dir, name);
+	size_t len;
+	char *data = geak_read_file(path, &len);
+	json_t *s;
+
+	free(path);
+	if (!data)
+		return json_null();
+	if (len > bytes) {
+		memmove(data, data + len - bytes, bytes);
+		data[bytes] = '\0';
+	}
+	geak_utf8_scrub(data);
+	s = json_string(data);
+	free(data);
+	return s ? s : json_null();
+}
+
+void
+geak_job_gist(const char *dir, char *buf, size_t n)
+{
+	json_t *tail = geak_job_tail(dir, GEAK_FILE_STDERR, 2000);
+	const char *t = json_string_value(tail), *last, *from, *nl;
+	size_t tl = t ? strlen(t) : 0;
+
+	buf[0] = '\0';
+	while (tl && isspace((unsigned char)t[tl - 1]))
+		tl--;
+	if (tl) {
+		for (last = t + tl; last > t && last[-1] != '\n'; last--)
+			;
+		from = t + (tl > 600 ? tl - 600 : 0);
+		if (from > t && (nl = memchr(from, '\n', tl - (size_t)(from - t))) && nl < last)
+			from = nl + 1;
+		if (from >= last)
+			snprintf(buf, n, "%.*s", (int)(t + tl - last), last);
+		else /* the lines before the last, without the newline that ends them */
+			snprintf(buf, n, "%.*s\n%.*s", (int)(t + tl - last), last,
+			    (int)(last - from - 1), from);
+	}
+	json_decref(tail);
+}

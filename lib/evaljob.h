@@ -1,0 +1,101 @@
+/* evaljob.h: geak-eval's jobs: the slots that run them, their two warm
+ * harness workers, the GPU each uses, and the directories, nonces and
+ * files of a job (geak-harness(7)). */
+#ifndef GEAK_EVALJOB_H
+#define GEAK_EVALJOB_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "evalworker.h"
+#include "gpulock.h"
+
+struct geak_evalopts {
+	long jobs;
+	char **gpus;              /* one per slot's device; NULL: the CPU mode */
+	size_t ngpus;
+	char *vendor;             /* of the GPUs, from the runtimes; NULL: unknown */
+	double timeout_s, compile_s;
+	char *cache_dir;
+	int no_cache, keep, cpu, gpus_given, no_perf, unordered, verbose;
+	const char *static_mode;  /* strict, warn or off */
+	long seeds, reps;
+	long file_limit_mib;
+	double speedup_limit;
+	const char *python;
+	char *harness;            /* geak_worker.py */
+	const char *tmp_parent;
+	char *scratch;            /* this run's private directory */
+	char *triton_cache;       /* per-code compile caches, shared by every job */
+	char *lockdir;
+	double started;           /* for -v */
+};
+extern struct geak_evalopts geak_eopt;
+
+/* The workers of a slot: RUN runs code (the candidate's, the reference's)
+ * on the GPU; JUDGE judges, checks sources, and times the reference while
+ * a candidate waits in RUN to be timed. */
+enum { GEAK_W_RUN, GEAK_W_JUDGE, GEAK_NWORKERS };
+/* How a job uses the slot's GPU: not at all, beside other jobs, alone
+ * (pausing the others), or alone on a drained GPU. */
+enum { GEAK_USE_NONE = -1 };
+
+struct geak_slot {
+	int idx;
+	const char *gpu;
+	struct geak_gpuqueue *queue;
+	struct geak_worker w[GEAK_NWORKERS];
+	int up[GEAK_NWORKERS];
+	size_t layer;             /* index of the sandbox layers in use */
+	json_t *hello;            /* a stored greeting still valid, or NULL */
+	char *home;
+	const char *const *write_dirs;
+	double lock_wait;         /* seconds waited for the GPU, this candidate */
+	int oom_retries;          /* jobs run again on a drained GPU, this candidate */
+	const char *where, *id;   /* the candidate's input line and id, for -v */
+	/* A job that said it is ready and waits for go: */
+	struct geak_gpumember member;
+	int pending;
+};
+
+void geak_slot_init(struct geak_slot *s, int idx, const char *gpu, struct geak_gpuqueue *q,
+	const char *home, const char *const *write_dirs);
+void geak_slot_fini(struct geak_slot *s);
+/* The worker's greeting: the running RUN worker's, else a stored one
+ * whose fingerprint still holds, else NULL. */
+json_t *geak_slot_hello(struct geak_slot *s);
+/* Start the worker if it is not running; 0 or -1 with err set. */
+int geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen);
+
+/* One job on a worker, through the GPU's queue in mode (GEAK_GPU_*, or
+ * GEAK_USE_NONE): its response, or NULL with err set (the worker failed).
+ * A job that ran out of memory beside others runs again on a drained GPU. */
+json_t *geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *dir,
+	const char *nonce, json_t *extra, char *err, size_t errlen);
+/* A job that says when it is ready and waits for go: shared until then.
+ * Returns {"ready": true} (the job waits: answer with geak_job_go) or
+ * the job's response, or NULL with err set. */
+json_t *geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char *nonce,
+	json_t *extra, char *err, size_t errlen);
+/* Tell the waiting job to go (alone on the GPU) or to stop; its response. */
+json_t *geak_job_go(struct geak_slot *s, int go, char *err, size_t errlen);
+
+/* A fresh directory under the run's jobs/; caller frees. */
+char *geak_job_dir(const char *prefix);
+void geak_job_drop(char *dir);
+void geak_nonce(char out[33]);
+json_t *geak_job_load(const char *dir, const char *name);
+void geak_job_dump(json_t *v, const char *dir, const char *name);
+/* The job's result file carries this nonce. */
+int geak_job_nonce_ok(json_t *result, const char *nonce);
+const char *geak_job_status(json_t *resp);
+/* The last bytes of a job's file as a JSON string, or null. */
+json_t *geak_job_tail(const char *dir, const char *name, size_t bytes);
+/* What a job's stderr says: its last line, then its last lines whole. */
+void geak_job_gist(const char *dir, char *buf, size_t n);
+
+/* With -v: one line per step of a candidate on stderr. */
+void geak_trace(const struct geak_slot *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

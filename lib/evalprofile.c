@@ -1,0 +1,385 @@
+/* evalprofile.c: the tasks' reference profiles and timings. */
+#include <errno.h>
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "evalcache.h"
+#include "evalprofile.h"
+#include "harness.h"
+#include "record.h"
+#include "runner.h"
+#include "util.h"
+
+/* How many runs' time a calibration may take: its processes (see
+ * geakh/calibrate.py) each get a run's allowance, the resampling more. */
+#define CALIBRATION_RUNS 12
+/* A device whose L2 flush is this much slower or faster than when the
+ * reference was timed, or whose small launch is, has drifted. */
+#define DRIFT_FLUSH 0.05
+#define DRIFT_LAUNCH 0.25
+
+struct geak_profile {
+	char key[65];
+	char *dir;
+	json_t *profile;          /* profile.json */
+	char *error;              /* the reference cannot be calibrated: why */
+	json_t *refspec;
+	json_t *timing;           /* the reference's timing in this run */
+	int busy;                 /* a slot is calibrating or timing it */
+	int ready;
+	pthread_cond_t cv;
+	struct geak_profile *next;
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct geak_profile *profiles;
+
+const char *
+geak_profile_error(const struct geak_profile *p)
+{
+	return p->error;
+}
+
+const char *
+geak_profile_dir(const struct geak_profile *p)
+{
+	return p->dir;
+}
+
+json_t *
+geak_profile_json(const struct geak_profile *p)
+{
+	return p->profile;
+}
+
+json_t *
+geak_profile_plan(const struct geak_profile *p)
+{
+	json_t *plan = json_object_get(p->profile, "candidate_plan");
+
+	return plan ? geak_json_copy(plan) : json_object();
+}
+
+static struct geak_profile *
+find_or_add(const char *key, json_t *refspec)
+{
+	struct geak_profile *p;
+
+	for (p = profiles; p; p = p->next)
+		if (!strcmp(p->key, key))
+			return p;
+	p = geak_xcalloc(1, sizeof *p);
+	snprintf(p->key, sizeof p->key, "%s", key);
+	p->refspec = json_incref(refspec);
+	pthread_cond_init(&p->cv, NULL);
+	p->next = profiles;
+	profiles = p;
+	return p;
+}
+
+/* The profile in dir: 0 when there is one (ok or failed), -1 when none. */
+static int
+read_profile(struct geak_profile *p, const char *dir)
+{
+	json_t *prof = geak_job_load(dir, GEAK_FILE_PROFILE);
+
+	if (!json_is_object(prof)) {
+		json_decref(prof);
+		return -1;
+	}
+	p->profile = prof;
+	p->dir = geak_xstrdup(dir);
+	if (!json_is_true(json_object_get(prof, "ok"))) {
+		const char *why = json_string_value(json_object_get(prof, "error"));
+		p->error = geak_xstrdup(why ? why : "the reference could not be calibrated");
+	}
+	return 0;
+}
+
+/* The runs' own directories go once the profile is made: their outputs
+ * are in the profile, and can take gigabytes. */
+static void
+drop_runs(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char *path;
+		struct stat st;
+		if (e->d_name[0] == '.')
+			continue;
+		path = geak_xasprintf("%s/%s", dir, e->d_name);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			geak_rmtree(path);
+		free(path);
+	}
+	closedir(d);
+}
+
+/* A failed calibration is kept on disk only where the reference itself
+ * fails: a timeout or a crash may not come again. */
+static int
+keepable(json_t *prof)
+{
+	const char *kind = json_string_value(json_object_get(prof, "kind"));
+
+	return json_is_true(json_object_get(prof, "ok")) || (kind && !strcmp(kind, "reference"));
+}
+
+static int
+calibrate(struct geak_slot *s, struct geak_profile *p, const char *base, char *err, size_t errlen)
+{
+	char *tmp, *dir, nonce[33];
+	json_t *extra, *resp, *prof;
+	double budget = geak_eopt.timeout_s + geak_eopt.compile_s;
+
+	if (geak_mkdirs(base, 0700) < 0 || !(tmp = geak_mkworkdir(base, "tmp-"))) {
+		snprintf(err, errlen, "cannot make a directory in %s: %s", base, strerror(errno));
+		return -1;
+	}
+	geak_job_dump(p->refspec, tmp, GEAK_FILE_JOB);
+	geak_nonce(nonce);
+	extra = json_pack("{s:f, s:O, s:f, s:f}", GEAK_REQ_BUDGET, budget, GEAK_REQ_PERF,
+	    json_object_get(p->refspec, "perf_checked"), GEAK_REQ_TIMEOUT, budget * CALIBRATION_RUNS,
+	    GEAK_REQ_COMPILE, geak_eopt.compile_s);
+	resp = geak_job(s, GEAK_W_RUN, GEAK_GPU_SHARED, GEAK_OP_CALIBRATE, tmp, nonce, extra, err, errlen);
+	json_decref(extra);
+	if (!resp) {
+		geak_rmtree(tmp);
+		free(tmp);
+		return -1;
+	}
+	prof = geak_job_load(tmp, GEAK_FILE_PROFILE);
+	if (!geak_job_nonce_ok(prof, nonce)) {
+		char gist[1024];
+		geak_job_gist(tmp, gist, sizeof gist);
+		snprintf(err, errlen, "the reference's calibration ended with %s%s%s%s",
+		    geak_job_status(resp), strcmp(geak_job_status(resp), "timeout") ? "" : " (see --timeout)",
+		    *gist ? ": " : "", gist);
+		json_decref(prof), json_decref(resp);
+		geak_rmtree(tmp);
+		free(tmp);
+		return -1;
+	}
+	json_decref(resp);
+	drop_runs(tmp);
+	dir = geak_xasprintf("%s/%s", base, p->key);
+	/* Two evaluators may calibrate one task at once: either profile is
+	 * good, and the one kept first is taken. */
+	if (keepable(prof) && rename(tmp, dir) == 0) {
+		free(tmp);
+		tmp = NULL;
+	}
+	if (keepable(prof) && read_profile(p, dir) == 0) {
+		if (tmp)
+			geak_rmtree(tmp);
+	} else {
+		/* Not kept: a failure that may not come again, known to this run. */
+		const char *why = json_string_value(json_object_get(prof, "error"));
+		p->error = geak_xstrdup(why ? why : "the reference could not be calibrated");
+		p->profile = prof;
+		prof = NULL;
+		geak_rmtree(tmp);
+	}
+	json_decref(prof);
+	free(tmp);
+	free(dir);
+	return 0;
+}
+
+struct geak_profile *
+geak_profile_get(struct geak_slot *s, json_t *refspec, double *seconds, char *err, size_t errlen)
+{
+	char key[65], *base, *dir;
+	struct geak_profile *p;
+	int r = 0;
+	double t0 = geak_now();
+
+	geak_cache_key(refspec, key);
+	pthread_mutex_lock(&mu);
+	p = find_or_add(key, refspec);
+	while (p->busy)
+		pthread_cond_wait(&p->cv, &mu);
+	if (p->ready) {
+		pthread_mutex_unlock(&mu);
+		return p;
+	}
+	p->busy = 1;
+	pthread_mutex_unlock(&mu);
+	base = geak_eopt.no_cache ? geak_xasprintf("%s/profile", geak_eopt.scratch)
+	    : geak_xasprintf("%s/profile", geak_eopt.cache_dir);
+	dir = geak_xasprintf("%s/%s", base, key);
+	if (read_profile(p, dir) < 0) {
+		geak_trace(s, "calibrating the reference");
+		r = calibrate(s, p, base, err, errlen);
+		*seconds += geak_now() - t0;
+	}
+	free(dir);
+	free(base);
+	pthread_mutex_lock(&mu);
+	p->busy = 0;
+	p->ready = r == 0;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&mu);
+	return r == 0 ? p : NULL;
+}
+
+/* ---- the reference's timing ---- */
+
+static double
+probe_of(json_t *timing, const char *what)
+{
+	double a = json_number_value(geak_get(timing, "probe_before") ?
+	    json_object_get(json_object_get(timing, "probe_before"), what) : NULL);
+	double b = json_number_value(geak_get(timing, "probe_after") ?
+	    json_object_get(json_object_get(timing, "probe_after"), what) : NULL);
+
+	return a > 0 && b > 0 ? (a + b) / 2 : a > 0 ? a : b;
+}
+
+static int
+drifted(json_t *ref, json_t *cand)
+{
+	double rf = probe_of(ref, "flush_ms"), cf = probe_of(cand, "flush_ms");
+	double rl = probe_of(ref, "launch_ms"), cl = probe_of(cand, "launch_ms");
+
+	if (rf > 0 && cf > 0 && fabs(cf / rf - 1) > DRIFT_FLUSH)
+		return 1;
+	return rl > 0 && cl > 0 && fabs(cl / rl - 1) > DRIFT_LAUNCH;
+}
+
+/* The autotuner choices of the reference's first timing, per task and
+ * device, so that later runs time it with them instead of searching. */
+static json_t *
+saved_pins(const struct geak_profile *p)
+{
+	json_t *pins = geak_job_load(p->dir, "pins.json");
+
+	if (!json_is_array(pins)) {
+		json_decref(pins);
+		return NULL;
+	}
+	return pins;
+}
+
+static void
+save_pins(const struct geak_profile *p, json_t *timing)
+{
+	json_t *pins = json_array(), *c, *x;
+	size_t i, j;
+	char *tmp;
+
+	json_array_foreach(json_object_get(timing, "cases"), i, c)
+		json_array_foreach(json_object_get(c, "choices"), j, x)
+			json_array_append(pins, x);
+	tmp = geak_xasprintf("%s/pins.json.%ld.tmp", p->dir, (long)getpid());
+	if (json_array_size(pins) && json_dump_file(pins, tmp, JSON_COMPACT) == 0) {
+		char *path = geak_xasprintf("%s/pins.json", p->dir);
+		rename(tmp, path);
+		free(path);
+	}
+	unlink(tmp);
+	free(tmp);
+	json_decref(pins);
+}
+
+static json_t *
+time_reference(struct geak_slot *s, struct geak_profile *p, char *err, size_t errlen)
+{
+	char *dir = geak_job_dir("reftime-"), nonce[33];
+	json_t *plan, *timing = json_object(), *skip = json_array(), *c, *pins, *extra, *resp, *t;
+	size_t i;
+
+	json_array_foreach(json_object_get(p->profile, "cases"), i, c)
+		if (!json_is_true(json_object_get(c, "ok")))
+			json_array_append(skip, json_object_get(c, "key"));
+	json_object_set_new(timing, GEAK_PLAN_REPS, json_integer(geak_eopt.reps));
+	json_object_set_new(timing, GEAK_PLAN_SKIP, skip);
+	pins = saved_pins(p);
+	if (pins)
+		json_object_set_new(timing, GEAK_PLAN_PINS, pins);
+	plan = json_pack("{s:[], s:b, s:o}", GEAK_PLAN_RUNS, GEAK_PLAN_POISON, 0, GEAK_PLAN_TIMING, timing);
+	geak_job_dump(p->refspec, dir, GEAK_FILE_JOB);
+	geak_nonce(nonce);
+	extra = json_pack("{s:o}", GEAK_REQ_PLAN, plan);
+	resp = geak_job(s, GEAK_W_JUDGE, GEAK_GPU_ALONE, GEAK_OP_RUN, dir, nonce, extra, err, errlen);
+	json_decref(extra);
+	t = resp ? geak_job_load(dir, GEAK_FILE_TIMING) : NULL;
+	if (resp && !geak_job_nonce_ok(t, nonce)) {
+		char gist[768];
+		geak_job_gist(dir, gist, sizeof gist);
+		snprintf(err, errlen, "the reference's timing ended with %s without its result%s%s",
+		    geak_job_status(resp), *gist ? ": " : "", gist);
+		json_decref(t);
+		t = NULL;
+	} else if (t && json_is_object(json_object_get(t, "error"))) {
+		snprintf(err, errlen, "the reference's timing failed: %s",
+		    geak_get_str(t, "error.message") ? geak_get_str(t, "error.message") : "?");
+		json_decref(t);
+		t = NULL;
+	}
+	if (t && !pins)
+		save_pins(p, t);
+	json_decref(resp);
+	geak_job_drop(dir);
+	return t;
+}
+
+json_t *
+geak_profile_timing(struct geak_slot *s, struct geak_profile *p, json_t *cand_timing,
+    int *retimed, double *seconds, char *err, size_t errlen)
+{
+	json_t *t;
+	double t0;
+
+	*retimed = 0;
+	pthread_mutex_lock(&mu);
+	while (p->busy)
+		pthread_cond_wait(&p->cv, &mu);
+	if (p->timing && !(cand_timing && drifted(p->timing, cand_timing))) {
+		t = json_incref(p->timing);
+		pthread_mutex_unlock(&mu);
+		return t;
+	}
+	*retimed = p->timing != NULL;
+	p->busy = 1;
+	pthread_mutex_unlock(&mu);
+	t0 = geak_now();
+	geak_trace(s, "timing the reference%s", *retimed ? " again: the device has drifted" : "");
+	t = time_reference(s, p, err, errlen);
+	*seconds += geak_now() - t0;
+	pthread_mutex_lock(&mu);
+	if (t) {
+		json_decref(p->timing);
+		p->timing = json_incref(t);
+	}
+	p->busy = 0;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&mu);
+	return t;
+}
+
+void
+geak_profiles_free(void)
+{
+	while (profiles) {
+		struct geak_profile *p = profiles;
+		profiles = p->next;
+		free(p->dir);
+		free(p->error);
+		json_decref(p->profile);
+		json_decref(p->refspec);
+		json_decref(p->timing);
+		pthread_cond_destroy(&p->cv);
+		free(p);
+	}
+}

@@ -1,0 +1,37 @@
+/* evalprofile.h: each task's reference, calibrated once per device and
+ * harness version (the harness's "calibrate" job) and kept in the cache,
+ * and timed once per run of geak-eval, again when the device drifts. */
+#ifndef GEAK_EVALPROFILE_H
+#define GEAK_EVALPROFILE_H
+
+#include <jansson.h>
+
+#include "evaljob.h"
+
+struct geak_profile;
+
+/* The profile of the task whose reference spec is refspec (the task's
+ * spec with the reference as its code), calibrated by slot s where no
+ * other evaluator has: NULL with err set when the harness could not be
+ * used.  A profile whose reference cannot be calibrated is returned too:
+ * see geak_profile_error.  Every candidate of a task shares one. */
+struct geak_profile *geak_profile_get(struct geak_slot *s, json_t *refspec, double *seconds,
+	char *err, size_t errlen);
+/* Why the reference cannot be calibrated, or NULL when it can. */
+const char *geak_profile_error(const struct geak_profile *p);
+const char *geak_profile_dir(const struct geak_profile *p);
+json_t *geak_profile_json(const struct geak_profile *p);
+/* The plan a candidate of the task runs by (a new reference). */
+json_t *geak_profile_plan(const struct geak_profile *p);
+
+/* The reference's timing in this run ({cases: [{key, ms}], probe_*}),
+ * made by slot s, alone on the GPU, where there is none yet or where
+ * cand_timing (a candidate's timing.json) shows the device has drifted
+ * since it was made (*retimed set).  NULL with err set on failure. */
+json_t *geak_profile_timing(struct geak_slot *s, struct geak_profile *p, json_t *cand_timing,
+	int *retimed, double *seconds, char *err, size_t errlen);
+
+/* The profiles kept by this run, freed. */
+void geak_profiles_free(void);
+
+#endif

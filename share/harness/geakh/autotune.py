@@ -1,0 +1,168 @@
+"""The one shim over Triton's autotuner.
+
+Every autotuned launch goes through Autotuner.run, which searches once per
+key and caches the choice.  The harness needs four things of it, all set
+here and nowhere else:
+
+  policy   how a search is made: "full" (as the kernel asks: the timing),
+           "quick" (each configuration timed for a few ms: correctness runs
+           want outputs, and any configuration's must pass), "first" (the
+           CPU interpreter, which cannot time: the first configuration),
+           ("force", k) (configuration k of every tuner, modulo its count:
+           calibration runs the reference under each) and ("pin", choices)
+           (the configurations given per kernel and key, searching only
+           where none is given: the reference's timing takes the choices
+           of its own first full search);
+  record   the choices made, as [kernel, key, configuration] text;
+  forget   every choice dropped, so that the next launch searches again
+           (the timing tunes each side on each case);
+  benching whether a search is timing configurations right now (launches
+           made then are the search's, not the caller's).
+
+It relies on Autotuner's configs, cache, keys, arg_names and base_fn and on
+its prune_configs and _bench methods, as Triton 3 defines them.
+"""
+import contextlib
+import weakref
+
+QUICK_SEARCH_MS = (1, 5)  # warm-up and repetition of each configuration
+
+
+class _State:
+    def __init__(self):
+        self.policy = "full"
+        self.tuners = weakref.WeakSet()
+        self.searches = 0
+        self.benching = 0
+        self.pins = {}  # (kernel, key text) -> configuration text
+
+
+STATE = _State()
+
+
+def kernel_name(tuner):
+    return getattr(getattr(tuner, "base_fn", None), "__name__", None) or "?"
+
+
+def _key(tuner, args, kwargs):
+    """The cache key Autotuner.run computes for these arguments."""
+    nargs = dict(zip(tuner.arg_names, args))
+    every = {**nargs, **kwargs}
+    named = {k: v for k, v in every.items() if k in tuner.arg_names}
+    key = [named[k] for k in tuner.keys if k in named]
+    key += [str(v.dtype) for v in named.values() if hasattr(v, "dtype")]
+    return tuple(key)
+
+
+def _config_text(tuner, text):
+    return next((c for c in tuner.configs if str(c) == text), None)
+
+
+def install():
+    """Patch the autotuner once per process (the worker's children inherit
+    nothing: each job installs it)."""
+    try:
+        from triton.runtime import autotuner
+    except ImportError:
+        return
+    cls = autotuner.Autotuner
+    if getattr(cls, "_geak_shim", False):
+        return
+    run, prune, bench = cls.run, cls.prune_configs, cls._bench
+
+    def _run(self, *args, **kwargs):
+        STATE.tuners.add(self)
+        self._geak_key = _key(self, args, kwargs)
+        before = len(self.cache)
+        try:
+            return run(self, *args, **kwargs)
+        finally:
+            if len(self.cache) > before:
+                STATE.searches += 1
+
+    def _prune(self, kwargs):
+        policy = STATE.policy
+        if policy == "first":
+            return self.configs[:1]
+        if isinstance(policy, tuple) and policy[0] == "force":
+            return [self.configs[policy[1] % len(self.configs)]]
+        if isinstance(policy, tuple) and policy[0] == "pin":
+            chosen = _config_text(self, STATE.pins.get((kernel_name(self), repr(self._geak_key))))
+            if chosen is not None:
+                return [chosen]
+        return prune(self, kwargs)
+
+    def _bench(self, *args, config, **meta):
+        policy = STATE.policy
+        if policy == "first" or (isinstance(policy, tuple) and policy[0] == "force"):
+            return [0.0, 0.0, 0.0]
+        if isinstance(policy, tuple) and policy[0] == "pin" and \
+                (kernel_name(self), repr(self._geak_key)) in STATE.pins:
+            return [0.0, 0.0, 0.0]
+        STATE.benching += 1
+        try:
+            if policy == "quick":
+                return _quick(self, bench, args, config, meta)
+            return bench(self, *args, config=config, **meta)
+        finally:
+            STATE.benching -= 1
+
+    cls.run, cls.prune_configs, cls._bench = _run, _prune, _bench
+    cls._geak_shim = True
+
+
+def _quick(tuner, bench, args, config, meta):
+    from triton import testing
+    warmup, rep = QUICK_SEARCH_MS
+    saved = tuner.__dict__.get("do_bench")
+    tuner.do_bench = lambda fn, quantiles: testing.do_bench(fn, warmup=warmup, rep=rep,
+                                                            quantiles=quantiles)
+    try:
+        return bench(tuner, *args, config=config, **meta)
+    finally:
+        if saved is None:
+            del tuner.do_bench
+        else:
+            tuner.do_bench = saved
+
+
+def set_policy(policy, pins=None):
+    """See the module's docstring; pins: [kernel, key, configuration]
+    lists, as choices() gives them."""
+    STATE.policy = policy
+    if isinstance(policy, tuple) and policy[0] == "pin":
+        STATE.pins = {(c[0], c[1]): c[2] for c in pins or []
+                      if isinstance(c, list) and len(c) == 3 and all(isinstance(x, str) for x in c)}
+
+
+def choices():
+    """Every tuner's choices so far, as [kernel, key, configuration] text."""
+    out = []
+    for tuner in list(STATE.tuners):
+        for key, config in list(tuner.cache.items()):
+            out.append([kernel_name(tuner), repr(key), str(config)])
+    return out
+
+
+def counts():
+    """The number of configurations of every tuner seen, by kernel."""
+    return {kernel_name(t): len(t.configs) for t in list(STATE.tuners)}
+
+
+def forget():
+    for tuner in list(STATE.tuners):
+        tuner.cache.clear()
+
+
+def benching():
+    return STATE.benching > 0
+
+
+@contextlib.contextmanager
+def policy(p, pins=None):
+    saved = STATE.policy, STATE.pins
+    set_policy(p, pins)
+    try:
+        yield
+    finally:
+        STATE.policy, STATE.pins = saved

@@ -1,0 +1,315 @@
+"""Calibration: the reference run as often and in as many ways as it takes
+to know it, once per task, device and harness version.
+
+The reference runs, as a candidate would (run.py), in several processes
+forked from this one, which itself never touches the device:
+
+  A  every seed, the first three times, and each performance case twice
+     and once more with poisoned guard zones after its inputs;
+  B  every seed once in another process, every autotuner on its second
+     configuration (memory a process reads but never wrote holds the same
+     garbage for all its runs; outputs that depend on the tuning differ);
+  C  the first seed once per further configuration (each autotuner's k-th,
+     up to CONFIG_SWEEP), so that whatever configuration a candidate's
+     search picks, the elements that depend on it are known;
+  R  where A's runs on one seed or case disagree (racing writes), every
+     seed and case RESAMPLES times more: two runs show only part of what
+     races.
+
+A run that fails on poisoned memory makes every run go without the poison;
+one whose first run passes and a later one fails makes every run go to a
+process of its own ("one_call").  Runs of B, C and R that fail are left out.
+
+The profile (profile.json, profile.pt) holds the run mode, the first run's
+outputs per seed and case as the canonical ones, a mask per output of the
+elements where any two runs disagree and the most elements at which two
+runs differ (the spread), which arguments each call changes and which
+outputs the reference's own kernels write, which performance cases fail
+for it and their bytes and operations, and the plan a candidate runs by.
+A reference that cannot be calibrated leaves profile.json with its error.
+"""
+import json
+import os
+import signal
+import time
+import traceback
+
+from . import compare, guard, values
+
+CONFIG_SWEEP = 8
+RESAMPLES = 12
+PERF_CHECKS = 2
+
+
+class Failed(Exception):
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+
+
+def _run_process(d, name, spec, plan, budget):
+    """One run of the reference in a forked process, in d/name: (result,
+    outputs), or (None, why) when it ended without a result."""
+    from . import run
+    sub = os.path.join(d, name)
+    os.makedirs(sub, exist_ok=True)
+    with open(os.path.join(sub, "job.json"), "w") as fp:
+        json.dump(spec, fp)
+    nonce = os.urandom(16).hex()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            guard.die_with_parent()
+            os.chdir(sub)
+            run.main(sub, nonce, {"plan": plan}, {"progress": lambda: None, "ready": lambda: False})
+            code = 0
+        except BaseException:  # noqa: B902
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    status = _wait(pid, budget)
+    if status is None:
+        return None, {"kind": "timeout", "message": f"a run of the reference in process {name} "
+                      f"ran past {budget:.0f} s (see --timeout)"}
+    try:
+        with open(os.path.join(sub, "result.json")) as fp:
+            res = json.load(fp)
+        if res.get("nonce") != nonce:
+            raise ValueError("not this run's result")
+        outs = values.load(os.path.join(sub, "outputs.pt"))
+    except (OSError, ValueError, values.Refused) as exc:
+        return None, {"kind": "crash", "message": f"the reference's process {name} ended "
+                      f"(status {_status(status)}) without its result ({str(exc)[:200]})"}
+    return res, outs
+
+
+def _status(st):
+    return f"signal {os.WTERMSIG(st)}" if os.WIFSIGNALED(st) else os.WEXITSTATUS(st)
+
+
+def _wait(pid, budget):
+    """The child's wait status, or None once it has run budget seconds;
+    time while this process was stopped (geak-eval pauses correctness
+    runs while it times) does not count."""
+    used, last = 0.0, time.monotonic()
+    while True:
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return st
+        now = time.monotonic()
+        used += min(now - last, 0.5)
+        last = now
+        if used > budget:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(0.05)
+
+
+def _failed(res):
+    """The first failed run's error, or None."""
+    for r in res["runs"]:
+        if not r.get("ok"):
+            return r.get("error") or {"kind": "runtime", "message": "a run failed"}
+    return None
+
+
+class Calibration:
+    def __init__(self, spec, d, budget, perf):
+        self.spec, self.dir, self.budget = spec, d, budget
+        self.seeds = list(spec.get("seeds") or [42])
+        if spec.get("suite") == "rocm":  # the file seeds itself
+            self.seeds = self.seeds[:1]
+        self.poison, self.one_call = True, False
+        self.has_perf = perf and (bool(spec.get("perf")) or spec.get("suite") == "rocm")
+        self.runs = []     # (seed, run record, outputs) of every run that passed
+        self.cases = {}    # key -> [outputs] of every check that passed
+        self.case_info = {}
+        self.first = None  # A's result
+
+    def plan(self, runs, perf_checks=0, guard_poison=False, autotune=None):
+        p = {"runs": runs, "poison": self.poison, "one_call": self.one_call}
+        if autotune is not None:
+            p["autotune"] = autotune
+        if perf_checks and self.has_perf:
+            p["perf"] = {"checks": perf_checks, "guard_poison": guard_poison}
+        return p
+
+    def budget_for(self, plan):
+        calls = len(plan["runs"]) + (plan.get("perf") or {}).get("checks", 0) * 2
+        return self.budget * max(1.0, calls / 4)
+
+    def process(self, name, plan):
+        return _run_process(self.dir, name, self.spec, plan, self.budget_for(plan))
+
+    def first_runs(self):
+        """A, with the run mode found: the ladder of modes while its runs
+        fail."""
+        s0 = self.seeds[0]
+        runs = [s0, s0] + self.seeds[1:] + ([s0] if self.spec.get("suite") != "rocm" else [])
+        while True:
+            plan = self.plan(runs, PERF_CHECKS, guard_poison=True)
+            res, outs = self.process(f"A{int(self.poison)}{int(self.one_call)}", plan)
+            if res is None:
+                raise Failed(outs["kind"], outs["message"])
+            err = _failed(res)
+            if err is None:
+                return res, outs
+            later = res["runs"][0].get("ok") and len(res["runs"]) > 1
+            if later and not self.one_call and self.spec.get("suite") != "rocm":
+                self.one_call = True
+                continue
+            if self.poison:
+                self.poison, self.one_call = False, False
+                continue
+            raise Failed("reference", "the reference itself fails: " + str(err.get("message")))
+
+    def take(self, res, outs):
+        """The passing runs and checks of a process, kept."""
+        if res is None:
+            return
+        for r, o in zip(res["runs"], outs["runs"]):
+            if r.get("ok") and o is not None:
+                self.runs.append((r["seed"], r, o))
+        for case in (res.get("perf") or {}).get("cases") or []:
+            got = outs["perf"].get(case["key"]) or []
+            if case.get("ok"):
+                self.cases.setdefault(case["key"], []).extend(got)
+            elif case["key"] not in self.case_info:
+                self.case_info[case["key"]] = {"ok": False, "error": case.get("error")}
+
+    def run(self):
+        res, outs = self.first_runs()
+        self.first = res
+        self.guard_runs = {}
+        for case in (res.get("perf") or {}).get("cases") or []:
+            got = outs["perf"].get(case["key"]) or []
+            if case.get("ok") and len(got) == PERF_CHECKS + 1:
+                self.guard_runs[case["key"]] = got.pop()  # the poisoned guard zones' run
+            self.case_info[case["key"]] = {"ok": bool(case.get("ok")), "error": case.get("error"),
+                                           "counts": case.get("counts") or {},
+                                           "launches": case.get("launches", 0),
+                                           "device_lost": case.get("device_lost", False)}
+        self.take(res, outs)
+        self.perf_error = (res.get("perf") or {}).get("error")
+        configs = max((res.get("tuner_configs") or {}).values(), default=1)
+        b = self.plan(self.seeds, 1, autotune=["force", 1] if configs > 1 else None)
+        got = self.process("B", b)
+        if got[0] is None or _failed(got[0]):
+            got = self.process("B0", self.plan(self.seeds, 1))
+        self.take(*got)
+        for k in range(2, min(configs, CONFIG_SWEEP)):
+            self.take(*self.process(f"C{k}", self.plan(self.seeds[:1], 1, autotune=["force", k])))
+        if self.racing():
+            plan = self.plan([s for s in self.seeds for _ in range(RESAMPLES)], RESAMPLES)
+            got = self.process("R", plan)
+            self.take(*got)
+
+    def racing(self):
+        rtol, atol = compare.tolerance(self.spec)
+        by_seed = {}
+        for seed, _, o in self.runs:
+            by_seed.setdefault(seed, []).append(o)
+        for outs in list(by_seed.values()) + list(self.cases.values()):
+            if any(compare.unstable(outs[0], o, rtol, atol) is not None for o in outs[1:]):
+                return True
+        return False
+
+
+def _profile(cal):
+    """The profile's JSON part and its tensors."""
+    rtol, atol = compare.tolerance(cal.spec)
+    first = cal.first
+    canon_runs = {}
+    for seed, rec, o in cal.runs:
+        canon_runs.setdefault(seed, (rec, o))
+    seeds = []
+    tensors = {"seeds": {}, "cases": {}}
+    for seed in cal.seeds:
+        rec, canon = canon_runs[seed]
+        others = [o for s, r, o in cal.runs if s == seed and o is not canon]
+        masks = [compare.unstable(canon, o, rtol, atol) for o in others]
+        mask = compare.union(*masks)
+        spread = max((compare.count(m) for m in masks), default=0)
+        changed = {}
+        written = {}
+        for s, r, _ in cal.runs:
+            if s != seed:
+                continue
+            for i, c in enumerate(r.get("calls") or []):
+                changed.setdefault(i, set()).update(c.get("changed") or [])
+        for i, c in enumerate(rec.get("calls") or []):
+            written[i] = {"ret": c.get("ret_written"), "args": c.get("args_written"),
+                          "launches": c.get("launches"), "name": c.get("name"),
+                          "side_stream": c.get("side_stream")}
+        seeds.append({"seed": seed, "spread": spread, "runs": 1 + len(others),
+                      "launches": rec.get("launches", 0),
+                      "calls": [{**written[i], "changed": sorted(changed.get(i, ()))}
+                                for i in sorted(written)],
+                      "probe": rec.get("probe")})
+        tensors["seeds"][seed] = {"canon": canon, "mask": mask}
+    cases = []
+    for key, info in cal.case_info.items():
+        outs = cal.cases.get(key) or []
+        entry = {"key": key, "ok": bool(info.get("ok")) and bool(outs), "counts": info.get("counts") or {},
+                 "launches": info.get("launches", 0)}
+        if not entry["ok"]:
+            entry["error"] = (info.get("error") or {}).get("message") or "no output"
+            cases.append(entry)
+            continue
+        canon = outs[0]
+        masks = [compare.unstable(canon, o, rtol, atol) for o in outs[1:]]
+        spread = max((compare.count(m) for m in masks), default=0)
+        poisoned = cal.guard_runs.get(key)
+        if poisoned is not None:
+            # Where the run with poisoned guard zones disagrees, or left NaN,
+            # the reference's outputs depend on what lies past its inputs.
+            masks += [compare.unstable(canon, poisoned, rtol, atol), compare.nan_where(poisoned)]
+        entry["spread"] = spread
+        entry["checks"] = len(outs)
+        cases.append(entry)
+        tensors["cases"][key] = {"canon": canon, "mask": compare.union(*masks)}
+    expect = {}
+    for s in seeds:
+        for i, c in enumerate(s["calls"]):
+            expect.setdefault(i, set()).update(c["changed"])
+    runs = cal.seeds if cal.spec.get("suite") == "rocm" else [cal.seeds[0]] + cal.seeds
+    plan = {"runs": runs, "poison": cal.poison, "one_call": cal.one_call,
+            "expect": {str(i): sorted(v) for i, v in expect.items()}}
+    if cal.has_perf and cases and not cal.perf_error:
+        plan["perf"] = {"checks": 1, "skip": [c["key"] for c in cases if not c["ok"]],
+                        "more": {c["key"]: 2 for c in cases if c.get("spread")}}
+    profile = {
+        "ok": True, "poison": cal.poison, "one_call": cal.one_call, "seeds": seeds,
+        "cases": cases, "perf_error": (cal.perf_error or {}).get("message"),
+        "has_kernels": any(s["launches"] > 0 for s in seeds),
+        "launched": first.get("launched") or [], "tunings": first.get("tunings") or [],
+        "notes": first.get("notes") or [], "candidate_plan": plan,
+        "tolerance": [rtol, atol],
+    }
+    return profile, tensors
+
+
+def main(d, nonce, req, hooks):
+    with open(os.path.join(d, "job.json")) as fp:
+        spec = json.load(fp)
+    hooks["progress"]()
+    budget = float(req.get("run_budget") or 420)
+    cal = Calibration(spec, d, budget, req.get("perf", not spec.get("cpu")))
+    try:
+        cal.run()
+        profile, tensors = _profile(cal)
+    except Failed as exc:
+        profile, tensors = {"ok": False, "kind": exc.kind, "error": str(exc)}, None
+    profile["nonce"] = nonce
+    if tensors is not None:
+        import torch
+        torch.save(tensors, os.path.join(d, "profile.pt"))
+    tmp = os.path.join(d, "profile.json.tmp")
+    with open(tmp, "w") as fp:
+        json.dump(profile, fp)
+    os.replace(tmp, os.path.join(d, "profile.json"))

@@ -1,0 +1,342 @@
+"""The task's entry points, wrapped: every call of them is watched.
+
+The entry points are the functions and classes of the task's reference
+that its test or perf script uses (for a plain task, task.entry).  The
+code under test's objects of those names are replaced, in its module, by
+wrappers; a wrapper that is entered while no other call is in progress
+opens a Call, which records
+
+  - the launches of the code's own kernels made during the call (see
+    launches.py) and whether any ran on another stream than the caller's;
+  - which tensor arguments the call changed (each is copied before and
+    compared after);
+  - for each output (every non-empty tensor returned, and every argument
+    changed), whether the code's kernels wrote it: its storage was given
+    to one of them, the first such launch changed what it held, and
+    nothing changed it after the last (so a torch result copied over a
+    kernel's, or a kernel that only reads a torch result, does not count);
+  - the outputs themselves, returned and changed arguments, for the judge.
+
+In "full" mode (correctness runs) the first call of each run is then made
+once more with its floating-point arguments changed in place (rolled by
+one element along their last dimension, so that their values stay valid),
+at the same addresses, and its outputs kept as a probe: code that keys
+cached results on where its inputs lie returns the old ones.  The
+arguments and the first call's results are put back as they were.
+
+In "light" mode (performance cases) only launches and their storages are
+recorded.  While timed calls run, the wrappers step aside.
+"""
+import ast
+import time
+
+import torch
+
+from . import launches, values
+
+COUNTER = launches.COUNTER
+
+
+# ---- which names ----------------------------------------------------------
+
+def _is_kernel_def(node):
+    for d in getattr(node, "decorator_list", []):
+        text = ast.unparse(d)
+        if "triton.jit" in text or text.startswith("jit") or "autotune" in text \
+                or "heuristics" in text:
+            return True
+    return False
+
+
+def _used_names(src):
+    try:
+        tree = ast.parse(src or "")
+    except SyntaxError:
+        return set()
+    used = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, ast.ImportFrom):
+            used.update(a.name for a in node.names)
+    return used
+
+
+def entry_names(reference, *users):
+    """Names defined at the top level of the reference (functions and
+    classes, not kernels) that the users' code (test part, perf script)
+    refers to."""
+    try:
+        tree = ast.parse(reference or "")
+    except SyntaxError:
+        return []
+    used = set()
+    for src in users:
+        used |= _used_names(src)
+    names = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                and not _is_kernel_def(node) and node.name in used:
+            names.append(node.name)
+    return names
+
+
+# ---- the calls ------------------------------------------------------------
+
+class State:
+    def __init__(self):
+        self.mode = "full"      # "full", "light" or "off"
+        self.calls = []         # this run's calls, as records (Call.record)
+        self.outputs = []       # and their outputs, for the judge
+        self.probes = []        # the probe of the run's first call
+        self.expect = {}        # call index -> argument positions the reference changes
+        self.probe_done = False
+
+    def begin_run(self):
+        self.calls, self.outputs, self.probes = [], [], []
+        self.probe_done = False
+
+
+STATE = State()
+
+
+def _tensor_args(args, kwargs):
+    """(position, tensor) for every tensor among the arguments, nested
+    ones named by their place ("1", "x", "2.0")."""
+    out = []
+
+    def walk(pos, v, depth):
+        if isinstance(v, torch.Tensor):
+            out.append((pos, v))
+        elif depth < 3 and isinstance(v, (list, tuple)):
+            for i, x in enumerate(v):
+                walk(f"{pos}.{i}", x, depth + 1)
+        elif depth < 3 and isinstance(v, dict):
+            for k, x in v.items():
+                walk(f"{pos}.{k}", x, depth + 1)
+    for i, a in enumerate(args):
+        walk(str(i), a, 0)
+    for k, a in kwargs.items():
+        walk(k, a, 0)
+    return out
+
+
+def _sync():
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
+class Call:
+    def __init__(self, name, args, kwargs, mode, index):
+        self.name, self.mode, self.index = name, mode, index
+        self.launches = 0
+        self.side_stream = False
+        self.stream = launches._stream_id()
+        self.first = {}          # storage key -> (storage, fingerprint before its first launch)
+        self.last = {}           # storage key -> fingerprint after its last launch
+        self.args = _tensor_args(args, kwargs)
+        self.snap = []
+        if mode == "full":
+            _sync()
+            self.snap = [(pos, t, t.detach().clone()) for pos, t in self.args]
+        self.t0 = time.monotonic()
+
+    @staticmethod
+    def _key(st):
+        return (st.device.type, st.data_ptr(), st.nbytes())
+
+    def before_launch(self, storages, stream):
+        if stream != self.stream:
+            self.side_stream = True
+        if self.mode == "full":
+            _sync()
+        for st in storages:
+            k = self._key(st)
+            if k not in self.first:
+                self.first[k] = (st, launches.fingerprint(st) if self.mode == "full" else None)
+
+    def after_launch(self, storages):
+        self.launches += 1
+        if self.mode != "full":
+            return
+        _sync()
+        for st in storages:
+            self.last[self._key(st)] = launches.fingerprint(st)
+
+    def written(self, t):
+        """Whether tensor t's storage was written by the code's kernels in
+        this call (see the module's docstring)."""
+        try:
+            st = t.untyped_storage()
+        except Exception:  # noqa: BLE001
+            return False
+        k = self._key(st)
+        if k not in self.first:
+            return False
+        if self.mode != "full":
+            return True
+        before, after = self.first[k][1], self.last.get(k)
+        return after is not None and not launches.same(before, after) and \
+            launches.same(after, launches.fingerprint(st))
+
+    def changed(self):
+        return [(pos, t) for pos, t, copy in self.snap if not values.equal(t.detach(), copy)]
+
+    def finish(self, result):
+        """The call's record into STATE (and the outputs with it)."""
+        _sync()
+        changed = self.changed() if self.mode == "full" else []
+        keep = set(pos for pos, _ in changed) | set(STATE.expect.get(self.index, ()))
+        rec = {"name": self.name, "launches": self.launches, "side_stream": self.side_stream,
+               "changed": [pos for pos, _ in changed],
+               "ret_written": [self.written(t) for t in values.tensors(result) if t.numel() > 0],
+               "args_written": {pos: self.written(t) for pos, t in changed if t.numel() > 0},
+               "seconds": round(time.monotonic() - self.t0, 4)}
+        notes = set()
+        out = None
+        if self.mode == "full":
+            out = {"ret": values.portable(result, notes, path=f"call{self.index}.ret"),
+                   "args": {pos: values.portable(t, notes, path=f"call{self.index}.{pos}")
+                            for pos, t in self.args if pos in keep}}
+            rec["notes"] = sorted(notes)
+        self.first, self.last, self.snap = {}, {}, []
+        return rec, out
+
+    def abandon(self):
+        self.first, self.last, self.snap = {}, {}, []
+
+
+def _open(name, args, kwargs):
+    mode = STATE.mode
+    call = Call(name, args, kwargs, mode, len(STATE.calls))
+    COUNTER.call = call
+    return call
+
+
+def _close(call, result):
+    COUNTER.call = None
+    rec, out = call.finish(result)
+    STATE.calls.append(rec)
+    STATE.outputs.append(out)
+
+
+def _top_level(name, args, kwargs):
+    """A launch made by the test itself, outside any entry point: a call
+    of its own (its outputs are the arguments it changed)."""
+    if STATE.mode == "off":
+        return None
+    call = _open(name, args, kwargs)
+
+    class Opened:
+        def before_launch(self, storages, stream):
+            call.before_launch(storages, stream)
+
+        def after_launch(self, storages):
+            call.after_launch(storages)
+
+        def finish(self, result):
+            _close(call, result)
+
+        def abandon(self):
+            COUNTER.call = None
+            call.abandon()
+    return Opened()
+
+
+COUNTER.top_level = _top_level
+
+
+def _roll(t):
+    with torch.no_grad():
+        if t.dim() == 0 or t.numel() < 2:
+            return
+        t.copy_(torch.roll(t.detach().clone(), 1, dims=t.dim() - 1))
+
+
+def _probe(fn, args, kwargs, result):
+    """The first call again with its floating-point arguments changed in
+    place (see the module's docstring); its record and outputs go to
+    STATE.probes."""
+    floats = [t for _, t in _tensor_args(args, kwargs)
+              if (t.is_floating_point() or t.is_complex()) and t.numel() > 1 and not t.requires_grad]
+    if not floats:
+        return
+    _sync()
+    saved_args = [(t, t.detach().clone()) for _, t in _tensor_args(args, kwargs)]
+    saved_out = [(t, t.detach().clone()) for t in values.tensors(result)]
+    for t in floats:
+        _roll(t)
+    call = Call(getattr(fn, "__name__", "?"), args, kwargs, "full", "probe")
+    COUNTER.call = call
+    try:
+        again = fn(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - recorded; the judge decides
+        COUNTER.call = None
+        call.abandon()
+        STATE.probes.append(({"name": call.name, "error": f"{type(exc).__name__}: {str(exc)[:300]}"},
+                             None))
+    else:
+        COUNTER.call = None
+        rec, out = call.finish(again)
+        STATE.probes.append((rec, out))
+    with torch.no_grad():
+        for t, copy in saved_args + saved_out:
+            t.copy_(copy)
+    _sync()
+
+
+def wrap(fn, name):
+    def entry(*args, **kwargs):
+        if STATE.mode == "off" or COUNTER.call is not None:
+            return fn(*args, **kwargs)
+        call = _open(name, args, kwargs)
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException:
+            COUNTER.call = None
+            call.abandon()
+            raise
+        _close(call, result)
+        if STATE.mode == "full" and not STATE.probe_done:
+            STATE.probe_done = True
+            _probe(fn, args, kwargs, result)
+        return result
+    entry.__wrapped__ = fn
+    entry.__name__ = getattr(fn, "__name__", name)
+    entry.__qualname__ = getattr(fn, "__qualname__", name)
+    entry.__doc__ = getattr(fn, "__doc__", None)
+    return entry
+
+
+def install(namespace, names):
+    """Replace namespace's objects of these names by watching wrappers:
+    functions whole, autograd Functions at apply, modules at forward,
+    other classes at __call__ where they have one."""
+    for name in names:
+        obj = namespace.get(name)
+        if obj is None or getattr(obj, "_geak_entry", False):
+            continue
+        if isinstance(obj, type):
+            if issubclass(obj, torch.autograd.Function):
+                orig = obj.apply
+                obj.apply = staticmethod(wrap(orig, name))
+            elif issubclass(obj, torch.nn.Module) and "forward" in _own_attrs(obj):
+                obj.forward = wrap(obj.forward, name)
+            elif "__call__" in _own_attrs(obj):
+                obj.__call__ = wrap(obj.__call__, name)
+            else:
+                continue
+            obj._geak_entry = True
+        elif callable(obj) and not hasattr(obj, "run"):  # not a kernel
+            w = wrap(obj, name)
+            w._geak_entry = True
+            namespace[name] = w
+
+
+def _own_attrs(cls):
+    out = set()
+    for c in cls.__mro__:
+        if c in (object, torch.nn.Module):
+            break
+        out.update(vars(c))
+    return out

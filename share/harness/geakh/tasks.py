@@ -1,0 +1,307 @@
+"""How each suite's code is loaded and its tests and performance cases run.
+
+A Program is the code under test (a candidate, or the reference being
+calibrated) loaded as its suite says, with its entry points wrapped (see
+entry.py) and its own kernels watched (launches.py):
+
+  run(seed)      one run of the task's test; returns its outputs
+                 (result_gold, or the plain test's)
+  cases(visit)   every performance case: visit(key, make, call, meta) with
+                 make() a fresh copy of the case's inputs and call(x) the
+                 operation on it; visit's return value goes back to a ROCm
+                 file's benchmarker as its timing
+
+Suites: "tbg" (TritonBench-revised: the kernel module, its test part run in
+the module's namespace, a Performance_Metrics perf script), "plain" (geak's
+own: a function, inputs() or test(fn), perf_inputs()) and "rocm" (the ROCm
+benchmark's pytest files, correctness tests and test_performance cases).
+"""
+import ast
+import importlib
+import importlib.util
+import os
+import sys
+
+import torch
+
+from . import SEPARATOR, entry, guard, launches
+
+COUNTER = launches.COUNTER
+TBG_PACKAGE = "geak_eval.data.TritonBench.data.TritonBench_G_v1"
+
+# Bytes after each performance input tensor that a kernel reading past the
+# end finds: zeros, the same for every run (or, in one calibration run, the
+# poison, to see which outputs depend on them).
+GUARD_BYTES = 256 << 10
+
+
+# ---- source surgery -------------------------------------------------------
+
+def _calls_test(node):
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) \
+                and sub.func.id.startswith("test_"):
+            return True
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) \
+                and sub.id.startswith("test_"):
+            return True
+    return False
+
+
+def strip_tests(code):
+    """The code without its own test functions and the statements that call
+    them: the task's test is the only test."""
+    tree = ast.parse(code)
+    keep = [n for n in tree.body if not (
+        (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test_"))
+        or (not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and _calls_test(n)))]
+    if len(keep) == len(tree.body):
+        return code
+    tree.body = keep
+    return ast.unparse(tree) + "\n"
+
+
+def unshadow(code, test):
+    """The test part without its own definitions of functions and classes
+    that the code defines (a test part that carries a copy of the kernel's
+    wrapper would otherwise test that copy)."""
+    try:
+        defined = {n.name for n in ast.parse(code).body
+                   if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        tree = ast.parse(test)
+    except SyntaxError:
+        return test
+    keep = [n for n in tree.body if not (
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name in defined)]
+    if len(keep) == len(tree.body):
+        return test
+    tree.body = keep
+    return ast.unparse(tree) + "\n"
+
+
+def test_imports(test, own=None):
+    """The top-level imports of a test part (a perf script imports the whole
+    file, so a kernel module may lean on names only its test imports), an
+    import of the task's own module left out."""
+    try:
+        tree = ast.parse(test or "")
+    except SyntaxError:
+        return ""
+    keep = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
+            and not (isinstance(n, ast.ImportFrom) and own and (n.module or "").split(".")[-1] == own)
+            and not (isinstance(n, ast.Import) and own and any(a.name.split(".")[-1] == own for a in n.names))]
+    return "".join(ast.unparse(n) + "\n" for n in keep)
+
+
+def gold_call(test):
+    """The expression assigned to result_gold, compiled, to run the test
+    again under other seeds."""
+    tree = ast.parse(test)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "result_gold" for t in node.targets) \
+                and isinstance(node.value, ast.Call):
+            return compile(ast.Expression(node.value), "<test>", "eval")
+    return None
+
+
+def assemble(code, test):
+    """code + separator + test as one file, and the last line of code."""
+    head = code.rstrip("\n") + "\n"
+    return head + "\n" + SEPARATOR + "\n\n" + test.lstrip("\n"), head.count("\n")
+
+
+def load_module(name, path, aliases=()):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    for n in (name,) + tuple(aliases):
+        sys.modules[n] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _write(path, text):
+    with open(path, "w") as fp:
+        fp.write(text)
+    return path
+
+
+def _run_in(mod, path, text):
+    exec(compile(text, path, "exec"), mod.__dict__)
+
+
+# ---- performance inputs -----------------------------------------------------
+
+def guarded(t, poison):
+    """A copy of t followed in memory by a guard zone (zeros, or the
+    poison): a kernel that reads past its input's end (some perf scripts
+    give it shorter inputs than it reads) finds the same bytes in every
+    run."""
+    if t.requires_grad or t.numel() == 0 or not t.is_contiguous():
+        return t.clone()
+    n = t.numel()
+    with torch.no_grad():
+        buf = torch.empty(n + max(1, GUARD_BYTES // t.element_size()), dtype=t.dtype, device=t.device)
+        if poison:
+            guard.fill_poison(buf[n:])
+        else:
+            buf[n:].zero_()
+        buf[:n].copy_(t.reshape(-1))
+    return buf[:n].view(t.shape)
+
+
+def clone(x, poison=False):
+    if isinstance(x, torch.Tensor):
+        return guarded(x, poison)
+    if isinstance(x, tuple):
+        return tuple(clone(v, poison) for v in x)
+    if isinstance(x, list):
+        return [clone(v, poison) for v in x]
+    if isinstance(x, dict):
+        return {k: clone(v, poison) for k, v in x.items()}
+    return x
+
+
+class Meta:
+    """A case's figures: bytes and operations per call, from the perf
+    script's GB/s and TFLOP/s at a time of 1 ms."""
+
+    def __init__(self, gbps=None, tflops=None):
+        self.gbps, self.tflops = gbps, tflops
+
+    def counts(self, inp):
+        out = {}
+        for key, f in (("gbps", self.gbps), ("tflops", self.tflops)):
+            if callable(f):
+                try:
+                    out[key] = float(f(inp, 1.0))  # the rate at 1 ms
+                except Exception:  # noqa: BLE001 - an optional figure
+                    pass
+        return out
+
+
+# ---- the suites ---------------------------------------------------------------
+
+class Program:
+    """See the module's docstring.  spec: the job's task and code."""
+
+    def __init__(self, spec, workdir):
+        self.spec = spec
+        self.dir = workdir
+        self.name = spec["name"]
+        self.suite = spec["suite"]
+        self.mod = None
+        self.again = None   # tbg: the test's result_gold call, compiled
+        self.perf_mod = None
+        self.notes = set()
+        sys.path.insert(0, workdir)
+
+    # -- correctness --
+
+    def run(self, seed):
+        return getattr(self, "_run_" + self.suite)(seed)
+
+    def _load_tbg(self, with_test):
+        code = strip_tests(self.spec["code"])
+        test = unshadow(code, self.spec.get("test") or "")
+        path = _write(os.path.join(self.dir, self.name + ".py"), code)
+        COUNTER.watch(path)
+        importlib.import_module(TBG_PACKAGE)  # the perf scripts import the module through it
+        self.mod = load_module(self.name, path, (TBG_PACKAGE + "." + self.name,))
+        names = entry.entry_names(self.spec.get("reference") or self.spec["code"],
+                                  self.spec.get("test"), self.spec.get("perf"))
+        entry.install(self.mod.__dict__, names)
+        tpath = os.path.join(self.dir, self.name + "_test.py")
+        if with_test:
+            _run_in(self.mod, _write(tpath, test), test)
+        else:
+            imports = test_imports(self.spec.get("test"), self.name)
+            _run_in(self.mod, _write(tpath, imports), imports)
+
+    def _run_tbg(self, seed):
+        if self.mod is None:
+            self._load_tbg(with_test=True)
+            if "result_gold" not in self.mod.__dict__:
+                raise RuntimeError("the test part sets no result_gold")
+            return self.mod.result_gold
+        if self.again is None:
+            self.again = gold_call(self.spec.get("test") or "")
+            if self.again is None:
+                raise RuntimeError("the test part assigns result_gold no call to run again")
+        return eval(self.again, self.mod.__dict__)
+
+    def _load_plain(self):
+        path = _write(os.path.join(self.dir, self.name + ".py"), self.spec["code"])
+        COUNTER.watch(path)
+        self.mod = load_module(self.name, path)
+        fn_name = self.spec.get("entry") or self.name
+        if not callable(getattr(self.mod, fn_name, None)):
+            raise AttributeError(f"the code defines no function '{fn_name}'")
+        entry.install(self.mod.__dict__, [fn_name])
+        self.fn = getattr(self.mod, fn_name)
+
+    def _run_plain(self, seed):
+        if self.mod is None:
+            self._load_plain()
+            tpath = _write(os.path.join(self.dir, "geak_task_test.py"), self.spec.get("test") or "")
+            self.test = load_module("geak_task_test", tpath)
+        if hasattr(self.test, "test"):
+            return self.test.test(self.fn)
+        cases = self.test.inputs()
+        if isinstance(cases, tuple):
+            cases = [cases]
+        outs = []
+        for args in cases:
+            args = tuple(args) if isinstance(args, (list, tuple)) else (args,)
+            outs.append(self.fn(*args))
+        return outs
+
+    def _run_rocm(self, seed):
+        from . import rocm
+        return rocm.correctness(self)
+
+    # -- performance --
+
+    def cases(self, visit):
+        return getattr(self, "_cases_" + self.suite)(visit)
+
+    def _perf_script(self):
+        if self.perf_mod is None:
+            ppath = _write(os.path.join(self.dir, self.name + "_perf.py"), self.spec["perf"])
+            name = self.name + "_perf" if self.suite == "tbg" else "geak_perf_cases"
+            self.perf_mod = load_module(name, ppath)
+        return self.perf_mod
+
+    def _cases_tbg(self, visit):
+        if self.mod is None:
+            self._load_tbg(with_test=False)
+        perf = self._perf_script()
+        from geak_eval.perf.performance_utils import Performance_Metrics
+        classes = [v for v in vars(perf).values() if isinstance(v, type)
+                   and issubclass(v, Performance_Metrics) and v is not Performance_Metrics]
+        if not classes:
+            raise RuntimeError("the perf script defines no Performance_Metrics subclass")
+        pm = classes[0]()
+        guard.reseed(self.spec.get("seeds", [42])[0])
+        pm.get_input_tensors()
+        meta = Meta(getattr(pm, "get_gbps", None), getattr(pm, "get_tflops", None))
+        host = pm.input_tensors
+        for i in range(len(host)):
+            inp = pm.to_cuda(host[i])  # one case on the device at a time
+            visit(i, lambda poison=False, inp=inp: clone(inp, poison), pm.call_op, meta, host[i], inp)
+            del inp
+
+    def _cases_plain(self, visit):
+        if self.mod is None:
+            self._load_plain()
+        perf = self._perf_script()
+        guard.reseed(self.spec.get("seeds", [42])[0])
+        cases = [tuple(c) if isinstance(c, (list, tuple)) else (c,) for c in perf.perf_inputs()]
+        meta = Meta(getattr(perf, "gbps", None), getattr(perf, "tflops", None))
+        fn = self.fn
+        for i, inp in enumerate(cases):
+            visit(i, lambda poison=False, inp=inp: clone(inp, poison), lambda a: fn(*a), meta, inp, inp)
+
+    def _cases_rocm(self, visit):
+        from . import rocm
+        return rocm.performance(self, visit)

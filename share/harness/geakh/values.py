@@ -1,0 +1,193 @@
+"""Outputs as plain data: what the code under test returned, made safe to
+save and compare.
+
+Tensors go to the host (large ones as a sample, see Sample), containers
+keep their shape, a tensor subclass is kept as it is (the judge's safe
+loader then refuses it) and any other object becomes a marker naming its
+class.  Nothing here imports the code under test or decides anything.
+"""
+import collections
+import hashlib
+
+import torch
+
+# The functions that decide, bound before any code under test is imported:
+# code that replaces torch.equal cannot make its outputs look unchanged.
+_equal, _isnan = torch.equal, torch.isnan
+
+# A tensor of more bytes than this is kept as a Sample: the judge compares
+# it at SAMPLE_POINTS positions, fixed by its shape and where it sits in
+# the outputs, and by its sums; whole outputs of several GiB took minutes
+# to save and compare.
+FULL_BYTES = 32 << 20
+SAMPLE_POINTS = 1 << 20
+
+
+def sample_positions(numel, salt):
+    """SAMPLE_POINTS flat positions of a tensor of numel elements, the same
+    for every run given the same salt: evenly strided with a random phase
+    per stride, so that every region of the tensor is looked at."""
+    n = min(numel, SAMPLE_POINTS)
+    stride = numel // n
+    seed = int.from_bytes(hashlib.sha256(salt.encode()).digest()[:8], "little")
+    gen = torch.Generator().manual_seed(seed)
+    phase = torch.randint(0, max(1, stride), (n,), generator=gen)
+    return torch.arange(n, dtype=torch.int64) * stride + phase
+
+
+def sample(t, salt):
+    """A large tensor as a dict the judge knows: shape, dtype, the values
+    at sample_positions, and float64 sums of the values and their
+    magnitudes (NaN and infinities counted apart)."""
+    flat = t.detach().reshape(-1)
+    idx = sample_positions(flat.numel(), salt)
+    out = {"__sample__": True, "shape": tuple(t.shape), "dtype": str(t.dtype),
+           "idx": idx, "values": flat[idx.to(flat.device)].to("cpu")}
+    if t.is_floating_point() or t.is_complex():
+        finite = torch.isfinite(flat)
+        wide = torch.where(finite, flat, torch.zeros((), dtype=flat.dtype, device=flat.device)).double()
+        out["sum"] = float(wide.sum())
+        out["abssum"] = float(wide.abs().sum())
+        out["nan"] = int(torch.isnan(flat).sum())
+        out["inf"] = int(torch.isinf(flat).sum())
+        del finite, wide
+    else:
+        out["sum"] = float(flat.double().sum())
+        out["abssum"] = float(flat.double().abs().sum())
+    return out
+
+
+def is_sample(x):
+    return isinstance(x, dict) and x.get("__sample__") is True
+
+
+def portable(x, notes, own=None, path="", host=True, depth=0):
+    """x as plain data (see the module's docstring); notes gets
+    "tensor_subclass" and "foreign_object" (an object of a class that own,
+    the module under test, defines).  With host False tensors stay where
+    they are, whole."""
+    if depth > 50:
+        raise RecursionError("outputs nested too deeply")
+    if isinstance(x, torch.Tensor):
+        if type(x) not in (torch.Tensor, torch.nn.Parameter):
+            notes.add("tensor_subclass")
+            return x
+        if not host:
+            return x.detach().clone()
+        if x.numel() * x.element_size() > FULL_BYTES:
+            return sample(x, path)
+        return x.detach().to("cpu").clone()
+    if x is None or isinstance(x, (bool, int, float, complex, str, bytes, torch.dtype)):
+        return x
+    if isinstance(x, torch.Size):
+        return tuple(int(v) for v in x)
+    if isinstance(x, (dict, collections.OrderedDict)):
+        return {(k if isinstance(k, (str, int, float, bool)) else repr(k)):
+                portable(v, notes, own, f"{path}[{k!r}]", host, depth + 1) for k, v in x.items()}
+    if isinstance(x, tuple) and type(x) is not tuple and hasattr(x, "_fields"):
+        return tuple(portable(v, notes, own, f"{path}[{i}]", host, depth + 1) for i, v in enumerate(x))
+    if type(x) in (list, tuple):
+        return type(x)(portable(v, notes, own, f"{path}[{i}]", host, depth + 1) for i, v in enumerate(x))
+    try:
+        import numpy as np
+        if isinstance(x, np.ndarray):
+            return portable(torch.from_numpy(x.copy()), notes, own, path, host, depth)
+        if isinstance(x, np.generic):
+            return x.item()
+    except ImportError:
+        pass
+    cls = type(x)
+    if own is not None and getattr(cls, "__module__", "") == own:
+        notes.add("foreign_object")
+    return {"__opaque__": f"{cls.__module__}.{cls.__qualname__}"}
+
+
+def is_opaque(x):
+    return isinstance(x, dict) and "__opaque__" in x
+
+
+def nbytes(x):
+    """The bytes of the tensors in x (in dicts, lists and tuples)."""
+    if isinstance(x, torch.Tensor):
+        return x.numel() * x.element_size()
+    if isinstance(x, dict):
+        return sum(nbytes(v) for v in x.values())
+    if isinstance(x, (list, tuple)):
+        return sum(nbytes(v) for v in x)
+    return 0
+
+
+def tensors(x, depth=0):
+    """Every tensor in x (in dicts, lists and tuples, a few levels down)."""
+    if isinstance(x, torch.Tensor):
+        yield x
+    elif depth < 4 and isinstance(x, dict):
+        for v in x.values():
+            yield from tensors(v, depth + 1)
+    elif depth < 4 and isinstance(x, (list, tuple)):
+        for v in x:
+            yield from tensors(v, depth + 1)
+
+
+def plain_tensors(x):
+    """No tensor subclass anywhere in x."""
+    return all(type(t) in (torch.Tensor, torch.nn.Parameter) for t in tensors(x))
+
+
+def equal(a, b):
+    """Two tensors hold the same values (NaN where the other has NaN)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point() or a.is_complex():
+        return _equal(a.nan_to_num(0.0), b.nan_to_num(0.0)) and _equal(_isnan(a), _isnan(b))
+    return _equal(a, b)
+
+
+def leaves(x, pos=""):
+    """(position, tensor) of every tensor in nested lists, tuples and dicts."""
+    if isinstance(x, torch.Tensor):
+        yield pos, x
+    elif isinstance(x, (list, tuple)):
+        for i, v in enumerate(x):
+            yield from leaves(v, f"{pos}.{i}" if pos else str(i))
+    elif isinstance(x, dict):
+        for k, v in x.items():
+            yield from leaves(v, f"{pos}.{k}" if pos else str(k))
+
+
+def changed_inputs(x, master):
+    """The tensors of an input copy x that a call changed, against the
+    inputs it was copied from."""
+    if x is None or master is None:
+        return []
+    ref = dict(leaves(master))
+    out = []
+    for pos, t in leaves(x):
+        m = ref.get(pos)
+        if m is not None and m.shape == t.shape and not equal(t.detach(), m.detach()):
+            out.append((pos, t))
+    return out
+
+
+def case_outputs(out, x, master, key, notes):
+    """A performance case's outputs: what the call returned, and the
+    inputs it changed."""
+    got = {"ret": portable(out, notes, path=f"perf{key}")}
+    changed = changed_inputs(x, master)
+    if changed:
+        got["args"] = {pos: portable(t, notes, path=f"perf{key}.{pos}") for pos, t in changed}
+    return got
+
+
+class Refused(Exception):
+    """An outputs file that the safe loader will not read."""
+
+
+def load(path):
+    """An outputs file read with torch's safe loader: plain tensors and
+    Python values only."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - any refusal of the safe loader
+        raise Refused("outputs hold objects other than plain tensors and Python values "
+                      f"(refused by the safe loader: {str(exc).splitlines()[0][:200]})") from None
