@@ -349,7 +349,7 @@ geak_evaluate(struct geak_slot *s, json_t *rec, json_t *spec, struct geak_eval *
 	extra = json_pack("{s:o}", GEAK_REQ_PLAN, plan);
 	t0 = geak_now(), w0 = s->lock_wait;
 	resp = timed ? geak_job_start(s, GEAK_OP_RUN, dir, nonce, extra, err, errlen)
-	    : geak_job(s, GEAK_W_RUN, s->gpu ? GEAK_GPU_SHARED : GEAK_USE_NONE, GEAK_OP_RUN, dir, nonce,
+	    : geak_job(s, GEAK_W_RUN, GEAK_GPU_SHARED, GEAK_OP_RUN, dir, nonce,
 	    extra, err, errlen);
 	json_decref(extra);
 	if (!resp)

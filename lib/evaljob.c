@@ -158,6 +158,43 @@ cpu_threads(void)
 	return ncpu > geak_eopt.jobs ? (int)(ncpu / geak_eopt.jobs) : 1;
 }
 
+/* Start the workers of the slot that are not running, all at once (each
+ * imports torch for seconds), at the sandbox layers learned so far. */
+static int
+start_workers(struct geak_slot *s, const struct geak_worker_opts *o, char *err, size_t errlen)
+{
+	int spawned[GEAK_NWORKERS] = { 0 }, r = 0;
+
+	for (int i = 0; i < GEAK_NWORKERS; i++)
+		if (!s->up[i]) {
+			if (geak_worker_spawn(&s->w[i], o, err, errlen) < 0) {
+				r = -1;
+				break;
+			}
+			spawned[i] = 1;
+		}
+	for (int i = 0; i < GEAK_NWORKERS; i++) {
+		if (!spawned[i])
+			continue;
+		if (r < 0) {
+			geak_worker_stop(&s->w[i]);
+			continue;
+		}
+		if (geak_worker_greet(&s->w[i], o, err, errlen) < 0) {
+			r = -1;
+			continue;
+		}
+		s->up[i] = 1;
+	}
+	if (r < 0)
+		for (int i = 0; i < GEAK_NWORKERS; i++)
+			if (spawned[i] && s->up[i]) {
+				geak_worker_stop(&s->w[i]);
+				s->up[i] = 0;
+			}
+	return r;
+}
+
 int
 geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 {
@@ -168,12 +205,12 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 		.cpu_threads = cpu_threads(), .file_limit = (long long)geak_eopt.file_limit_mib << 20,
 	};
 	/* Some GPU runtimes do not start inside a network namespace or under
-	 * Landlock: then the worker starts again with fewer layers, and each
+	 * Landlock: then the workers start again with fewer layers, and each
 	 * evaluation records the layers it ran under. */
 	static const int layers[] = { GEAK_SB_NONET | GEAK_SB_FSWRITE, GEAK_SB_NONET, 0 };
 	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 	static size_t learned;    /* what one slot learned, the others reuse */
-	struct geak_worker *w = &s->w[which];
+	struct geak_worker *run = &s->w[GEAK_W_RUN];
 
 	if (s->up[which])
 		return 0;
@@ -182,25 +219,29 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 		s->layer = learned;
 	pthread_mutex_unlock(&mu);
 	for (size_t i = s->layer; i < sizeof layers / sizeof *layers; i++) {
+		int had_run = s->up[GEAK_W_RUN];
 		o.sandbox = layers[i];
-		if (geak_worker_start(w, &o, err, errlen) < 0)
+		if (start_workers(s, &o, err, errlen) < 0)
 			return -1;
-		if (!s->gpu || json_is_string(geak_get(w->hello, "device.name")) ||
+		if (had_run || !s->gpu || json_is_string(geak_get(run->hello, "device.name")) ||
 		    i + 1 == sizeof layers / sizeof *layers)
 			break;
-		geak_warn("GPU %s: no device inside the sandbox (%s); starting the worker with fewer layers",
-		    s->gpu, geak_get_str(w->hello, "device.error") ?
-		    geak_get_str(w->hello, "device.error") : "unknown error");
-		geak_worker_stop(w);
+		geak_warn("GPU %s: no device inside the sandbox (%s); starting the workers with fewer layers",
+		    s->gpu, geak_get_str(run->hello, "device.error") ?
+		    geak_get_str(run->hello, "device.error") : "unknown error");
+		for (int k = 0; k < GEAK_NWORKERS; k++)
+			if (s->up[k]) {
+				geak_worker_stop(&s->w[k]);
+				s->up[k] = 0;
+			}
 		s->layer = i + 1;
 		pthread_mutex_lock(&mu);
 		if (learned < s->layer)
 			learned = s->layer;
 		pthread_mutex_unlock(&mu);
 	}
-	s->up[which] = 1;
-	if (which == GEAK_W_RUN)
-		store_hello(s, w->hello);
+	if (s->up[GEAK_W_RUN])
+		store_hello(s, run->hello);
 	return 0;
 }
 
@@ -295,10 +336,11 @@ geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *d
 	if (geak_slot_up(s, which, err, errlen) < 0)
 		return NULL;
 	me.pid = s->w[which].proc.pid;
-	if (gpu) {
-		geak_trace(s, "%s: waiting for GPU %s (%s)", base_name(dir), s->gpu, mode_name[mode]);
+	if (mode != GEAK_USE_NONE)
+		geak_trace(s, "%s: waiting for GPU %s (%s)", base_name(dir), s->gpu ? s->gpu : "-",
+		    mode_name[mode]);
+	if (gpu)
 		paused = queue_enter(s, mode, &me);
-	}
 	t1 = geak_now();
 	geak_trace(s, "%s: running after %.1f s waiting, %d correctness runs paused", base_name(dir),
 	    t1 - t0, paused);
@@ -334,6 +376,7 @@ geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char 
 		return NULL;
 	s->member.pid = s->w[GEAK_W_RUN].proc.pid;
 	s->member.next = NULL;
+	geak_trace(s, "%s: waiting for GPU %s (shared, to prepare)", base_name(dir), s->gpu ? s->gpu : "-");
 	if (s->queue)
 		queue_enter(s, GEAK_GPU_SHARED, &s->member);
 	geak_trace(s, "%s: running after %.1f s waiting", base_name(dir), geak_now() - t0);
@@ -347,6 +390,7 @@ geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char 
 	if (s->queue)
 		geak_gpuqueue_leave(s->queue, GEAK_GPU_SHARED, &s->member);
 	s->pending = json_is_true(json_object_get(msg, GEAK_MSG_READY));
+	snprintf(s->pending_name, sizeof s->pending_name, "%s", base_name(dir));
 	geak_trace(s, "%s: %s after %.1f s", base_name(dir),
 	    !msg ? "failed" : s->pending ? "ready" : geak_job_status(msg), geak_now() - t0);
 	if (msg && !s->pending && ran_out_of_memory(dir)) {
@@ -373,10 +417,10 @@ geak_job_go(struct geak_slot *s, int go, char *err, size_t errlen)
 	}
 	s->pending = 0;
 	if (go && s->queue) {
-		geak_trace(s, "timing: waiting for GPU %s (alone)", s->gpu);
+		geak_trace(s, "%s: ready; waiting for GPU %s (alone)", s->pending_name, s->gpu);
 		paused = queue_enter(s, GEAK_GPU_ALONE, &s->member);
-		geak_trace(s, "timing after %.1f s waiting, %d correctness runs paused",
-		    geak_now() - t0, paused);
+		geak_trace(s, "%s: timing after %.1f s waiting, %d correctness runs paused",
+		    s->pending_name, geak_now() - t0, paused);
 	}
 	resp = geak_worker_send(&s->w[GEAK_W_RUN], msg, err, errlen) < 0 ? NULL :
 	    geak_worker_read(&s->w[GEAK_W_RUN], geak_eopt.timeout_s + geak_eopt.compile_s + 60 +
@@ -386,7 +430,7 @@ geak_job_go(struct geak_slot *s, int go, char *err, size_t errlen)
 	json_decref(msg);
 	if (go && s->queue)
 		geak_gpuqueue_leave(s->queue, GEAK_GPU_ALONE, &s->member);
-	geak_trace(s, "timing: %s", resp ? geak_job_status(resp) : "failed");
+	geak_trace(s, "%s: %s", s->pending_name, resp ? geak_job_status(resp) : "failed");
 	return resp;
 }
 

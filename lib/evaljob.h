@@ -56,6 +56,7 @@ struct geak_slot {
 	/* A job that said it is ready and waits for go: */
 	struct geak_gpumember member;
 	int pending;
+	char pending_name[64];
 };
 
 void geak_slot_init(struct geak_slot *s, int idx, const char *gpu, struct geak_gpuqueue *q,

@@ -142,7 +142,7 @@ calibrate(struct geak_slot *s, struct geak_profile *p, const char *base, char *e
 	json_t *extra, *resp, *prof;
 	double budget = geak_eopt.timeout_s + geak_eopt.compile_s;
 
-	if (geak_mkdirs(base, 0700) < 0 || !(tmp = geak_mkworkdir(base, "tmp-"))) {
+	if (geak_mkdirs(base, 0700) < 0 || !(tmp = geak_mkworkdir(base, "calibrate-"))) {
 		snprintf(err, errlen, "cannot make a directory in %s: %s", base, strerror(errno));
 		return -1;
 	}

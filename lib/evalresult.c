@@ -251,7 +251,7 @@ geak_eval_json(const struct geak_eval *ev)
 	json_t *o, *phases = json_object();
 
 	for (int i = 0; i < GEAK_NPHASES; i++)
-		if (ev->phases[i] > 0 || i == GEAK_PHASE_LOCK_WAIT)
+		if (ev->phases[i] > 0 || i == GEAK_PHASE_LOCK_WAIT || i == GEAK_PHASE_REFERENCE)
 			json_object_set_new(phases, phase_names[i], millis(ev->phases[i]));
 	o = json_pack("{s:s, s:b, s:b, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
 	    "code_sha", ev->code_sha, "call", ev->call, "exec", ev->exec,

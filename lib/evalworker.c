@@ -146,15 +146,13 @@ worker_env(const struct geak_worker_opts *o)
 }
 
 int
-geak_worker_start(struct geak_worker *w, const struct geak_worker_opts *o,
+geak_worker_spawn(struct geak_worker *w, const struct geak_worker_opts *o,
 	char *err, size_t errlen)
 {
 	int sv[2];
-	char *line;
 	char **env;
 	char *argv[] = { (char *)o->python, "-u", "-B", (char *)o->script, NULL };
 	struct geak_spawn sp = {0};
-	json_error_t je;
 
 	memset(w, 0, sizeof *w);
 	w->fd = -1;
@@ -179,7 +177,16 @@ geak_worker_start(struct geak_worker *w, const struct geak_worker_opts *o,
 	close(sv[1]);
 	w->fd = sv[0];
 	w->sandbox = w->proc.sandbox;
-	line = read_line(w, o->start_timeout_s);
+	return 0;
+}
+
+int
+geak_worker_greet(struct geak_worker *w, const struct geak_worker_opts *o,
+	char *err, size_t errlen)
+{
+	char *line = read_line(w, o->start_timeout_s);
+	json_error_t je;
+
 	if (!line) {
 		snprintf(err, errlen, "the harness worker %s: %s%s%s", o->script,
 		    errno == ETIMEDOUT ? "did not start in time" : "exited",
@@ -195,6 +202,15 @@ geak_worker_start(struct geak_worker *w, const struct geak_worker_opts *o,
 		return -1;
 	}
 	return 0;
+}
+
+int
+geak_worker_start(struct geak_worker *w, const struct geak_worker_opts *o,
+	char *err, size_t errlen)
+{
+	if (geak_worker_spawn(w, o, err, errlen) < 0)
+		return -1;
+	return geak_worker_greet(w, o, err, errlen);
 }
 
 /* write(2) on a socket whose peer died raises SIGPIPE; a dead worker is

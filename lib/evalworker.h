@@ -37,6 +37,12 @@ struct geak_worker {
 
 int geak_worker_start(struct geak_worker *w, const struct geak_worker_opts *o,
 	char *err, size_t errlen);
+/* The halves of geak_worker_start, so that several workers import torch
+ * at once: start the process; wait for its greeting. */
+int geak_worker_spawn(struct geak_worker *w, const struct geak_worker_opts *o,
+	char *err, size_t errlen);
+int geak_worker_greet(struct geak_worker *w, const struct geak_worker_opts *o,
+	char *err, size_t errlen);
 /* Send one request and wait up to timeout_s for its answer (a new
  * reference).  NULL with err set when the worker died or did not answer
  * in time; the worker is then stopped. */
