@@ -323,6 +323,9 @@ call_worker(struct geak_slot *s, int which, json_t *req, char *err, size_t errle
 	return resp;
 }
 
+static json_t *again_if_short(struct geak_slot *s, int which, json_t *resp, const char *op,
+	const char *dir, const char *nonce, json_t *extra, char *err, size_t errlen);
+
 json_t *
 geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *dir,
     const char *nonce, json_t *extra, char *err, size_t errlen)
@@ -354,15 +357,26 @@ geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *d
 	if (!resp || mode == GEAK_USE_NONE || mode == GEAK_GPU_DRAINED ||
 	    (mode == GEAK_GPU_ALONE && !paused))
 		return resp;
-	if (!ran_out_of_memory(dir) && !killed_from_outside(resp))
+	return again_if_short(s, which, resp, op, dir, nonce, extra, err, errlen);
+}
+
+/* A job that ran out of memory (the harness's mark in dir, or the host's
+ * killer) beside other jobs, running or paused (paused ones keep their
+ * memory): what they held may be what it lacked, so it runs once more on
+ * a drained GPU (in the CPU mode, just once more).  Otherwise resp. */
+static json_t *
+again_if_short(struct geak_slot *s, int which, json_t *resp, const char *op, const char *dir,
+    const char *nonce, json_t *extra, char *err, size_t errlen)
+{
+	int gpu_short = ran_out_of_memory(dir);
+
+	if (!gpu_short && !killed_from_outside(resp))
 		return resp;
-	/* What the jobs beside it held, running or paused, may be what it
-	 * lacked: once more on a drained GPU (in the CPU mode, just once more). */
-	geak_trace(s, "%s: out of memory beside other jobs; again on a drained GPU", base_name(dir));
+	geak_trace(s, "%s: %s beside other jobs; again on a drained GPU", base_name(dir),
+	    gpu_short ? "out of GPU memory" : "killed by SIGKILL (host memory?)");
 	s->oom_retries++;
 	json_decref(resp);
-	return geak_job(s, which, s->queue ? GEAK_GPU_DRAINED : GEAK_USE_NONE, op, dir, nonce,
-	    extra, err, errlen);
+	return geak_job(s, which, GEAK_GPU_DRAINED, op, dir, nonce, extra, err, errlen);
 }
 
 json_t *
@@ -393,13 +407,8 @@ geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char 
 	snprintf(s->pending_name, sizeof s->pending_name, "%s", base_name(dir));
 	geak_trace(s, "%s: %s after %.1f s", base_name(dir),
 	    !msg ? "failed" : s->pending ? "ready" : geak_job_status(msg), geak_now() - t0);
-	if (msg && !s->pending && ran_out_of_memory(dir)) {
-		geak_trace(s, "%s: out of memory beside other jobs; again on a drained GPU", base_name(dir));
-		s->oom_retries++;
-		json_decref(msg);
-		return geak_job(s, GEAK_W_RUN, s->queue ? GEAK_GPU_DRAINED : GEAK_USE_NONE, op, dir,
-		    nonce, extra, err, errlen);
-	}
+	if (msg && !s->pending)
+		return again_if_short(s, GEAK_W_RUN, msg, op, dir, nonce, extra, err, errlen);
 	return msg;
 }
 

@@ -120,6 +120,8 @@ def child(req, status_w, go_r):
         guard.die_with_parent()
         d = req["dir"]
         os.chdir(d)
+        from geakh import errors
+        errors.OOM_MARK = os.path.join(d, "oom")
         for fd, name in ((1, "stdout.txt"), (2, "stderr.txt")):
             f = os.open(os.path.join(d, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.dup2(f, fd)

@@ -1,7 +1,8 @@
-"""Drive geak_worker.py (CPU mode) through one timing job with the
+"""Drive geak_worker.py (CPU mode) through one run job with the
 handshake geak-eval uses on a GPU, for tests/0342-eval-pause.t: the job
-sets up, says {"ready": true} and times nothing until told to go; the
-wait does not count against its time; told no, it is stopped.
+runs the test and checks the performance cases, says {"ready": true} and
+times nothing until told to go; the wait does not count against its
+time; told no, it is stopped.
 
     handshake_worker.py WORKDIR WAIT_SECONDS go|no -> one line of JSON
 """
@@ -39,7 +40,8 @@ def main(d, wait_s, answer):
         json.dump(spec, fp)
     worker, rfile, wfile = start_worker()
     # 10 s after the set-up: less than the wait for go in the test.
-    wfile.write((json.dumps({"op": "time", "stage": "time", "dir": d, "nonce": "n0nce", "reps": 3,
+    plan = {"runs": [42], "perf": {"checks": 1}, "timing": {"reps": 3}}
+    wfile.write((json.dumps({"op": "run", "dir": d, "nonce": "n0nce", "plan": plan,
                              "timeout": 10, "compile_timeout": 60, "handshake": True}) + "\n").encode())
     wfile.flush()
     first = json.loads(rfile.readline())
@@ -57,7 +59,7 @@ def main(d, wait_s, answer):
             timing = json.load(fp)
     print(json.dumps({"first": first, "timed_before_go": timed_early, "status": resp.get("status"),
                       "code": resp.get("code"), "nonce": timing.get("nonce"),
-                      "error": timing.get("error"), "shapes": len(timing.get("shapes") or [])}))
+                      "error": timing.get("error"), "shapes": len(timing.get("cases") or [])}))
 
 
 if __name__ == "__main__":

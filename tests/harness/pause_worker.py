@@ -1,4 +1,4 @@
-"""Drive geak_worker.py (CPU mode) through one job that a timing run
+"""Drive geak_worker.py (CPU mode) through one run job that a timing run
 pauses, for tests/0342-eval-pause.t: SIGUSR1 to the worker must stop the
 job's process (state T, no progress) and stop its clock, SIGUSR2 must let
 it go on, so that a job paused for longer than its whole time limit still
@@ -68,7 +68,7 @@ def main(d, pause_s):
     # 3 s to the first call and 3 s after it: 6 s in all, less than the
     # pause alone.
     wfile.write((json.dumps({"op": "run", "dir": d, "nonce": "n0nce", "timeout": 3,
-                             "compile_timeout": 3}) + "\n").encode())
+                             "compile_timeout": 3, "plan": {"runs": [42]}}) + "\n").encode())
     wfile.flush()
     time.sleep(0.8)
     job = children(worker.pid)

@@ -34,7 +34,16 @@ import signal
 import time
 import traceback
 
+import torch
+
 from . import compare, guard, values
+from .errors import error_info
+
+# This process compares outputs between the runs it forks.  A torch that
+# has started its CPU thread pool cannot fork safely (the children wait
+# for locks held by threads they do not have), so it compares on one
+# thread and gives the runs what the job was given.
+THREADS = torch.get_num_threads()
 
 CONFIG_SWEEP = 8
 RESAMPLES = 12
@@ -61,17 +70,20 @@ def _run_process(d, name, spec, plan, budget):
         code = 1
         try:
             guard.die_with_parent()
+            torch.set_num_threads(THREADS)
             os.chdir(sub)
             run.main(sub, nonce, {"plan": plan}, {"progress": lambda: None, "ready": lambda: False})
             code = 0
-        except BaseException:  # noqa: B902
+        except BaseException as exc:  # noqa: B902
             traceback.print_exc()
+            with open(os.path.join(sub, "failed.json"), "w") as fp:
+                json.dump(error_info(exc), fp)
         finally:
             os._exit(code)
     status = _wait(pid, budget)
     if status is None:
-        return None, {"kind": "timeout", "message": f"a run of the reference in process {name} "
-                      f"ran past {budget:.0f} s (see --timeout)"}
+        return None, {"kind": "timeout", "message": "a calibration run of the reference ran past "
+                      f"{budget:.0f} s (see --timeout)"}
     try:
         with open(os.path.join(sub, "result.json")) as fp:
             res = json.load(fp)
@@ -79,7 +91,14 @@ def _run_process(d, name, spec, plan, budget):
             raise ValueError("not this run's result")
         outs = values.load(os.path.join(sub, "outputs.pt"))
     except (OSError, ValueError, values.Refused) as exc:
-        return None, {"kind": "crash", "message": f"the reference's process {name} ended "
+        try:
+            with open(os.path.join(sub, "failed.json")) as fp:
+                err = json.load(fp)
+            return None, {"kind": err["kind"], "message": "a calibration run of the reference "
+                          f"failed: {err['message']}"}
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        return None, {"kind": "crash", "message": "a calibration run of the reference ended "
                       f"(status {_status(status)}) without its result ({str(exc)[:200]})"}
     return res, outs
 
@@ -298,6 +317,7 @@ def main(d, nonce, req, hooks):
     with open(os.path.join(d, "job.json")) as fp:
         spec = json.load(fp)
     hooks["progress"]()
+    torch.set_num_threads(1)
     budget = float(req.get("run_budget") or 420)
     cal = Calibration(spec, d, budget, req.get("perf", not spec.get("cpu")))
     try:
@@ -307,7 +327,6 @@ def main(d, nonce, req, hooks):
         profile, tensors = {"ok": False, "kind": exc.kind, "error": str(exc)}, None
     profile["nonce"] = nonce
     if tensors is not None:
-        import torch
         torch.save(tensors, os.path.join(d, "profile.pt"))
     tmp = os.path.join(d, "profile.json.tmp")
     with open(tmp, "w") as fp:

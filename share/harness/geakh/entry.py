@@ -17,18 +17,19 @@ opens a Call, which records
     kernel's, or a kernel that only reads a torch result, does not count);
   - the outputs themselves, returned and changed arguments, for the judge.
 
-In "full" mode (correctness runs) the first call of each run is then made
-once more with its floating-point arguments changed in place (rolled by
-one element along their last dimension, so that their values stay valid),
-at the same addresses, and its outputs kept as a probe: code that keys
-cached results on where its inputs lie returns the old ones.  The
-arguments and the first call's results are put back as they were.
+In "full" mode (correctness runs) the first call of each run is made once
+more when the run is over, with its floating-point arguments changed in
+place (rolled by one element along their last dimension, so that their
+values stay valid), at the same addresses, and its outputs kept as a
+probe: code that keys cached results on where its inputs lie returns the
+old ones.
 
 In "light" mode (performance cases) only launches and their storages are
 recorded.  While timed calls run, the wrappers step aside.
 """
 import ast
 import time
+import weakref
 
 import torch
 
@@ -88,13 +89,16 @@ class State:
         self.mode = "full"      # "full", "light" or "off"
         self.calls = []         # this run's calls, as records (Call.record)
         self.outputs = []       # and their outputs, for the judge
+        self.returned = []      # and the tensors each returned (weak references)
         self.probes = []        # the probe of the run's first call
         self.expect = {}        # call index -> argument positions the reference changes
         self.probe_done = False
+        self.first = None       # the run's first call: (fn, args, kwargs)
 
     def begin_run(self):
-        self.calls, self.outputs, self.probes = [], [], []
+        self.calls, self.outputs, self.probes, self.returned = [], [], [], []
         self.probe_done = False
+        self.first = None
 
 
 STATE = State()
@@ -129,6 +133,7 @@ def _sync():
 class Call:
     def __init__(self, name, args, kwargs, mode, index):
         self.name, self.mode, self.index = name, mode, index
+        self.returned = []
         self.launches = 0
         self.side_stream = False
         self.stream = launches._stream_id()
@@ -200,6 +205,7 @@ class Call:
                             for pos, t in self.args if pos in keep}}
             rec["notes"] = sorted(notes)
         self.first, self.last, self.snap = {}, {}, []
+        self.returned = [weakref.ref(t) for t in values.tensors(result)]
         return rec, out
 
     def abandon(self):
@@ -218,6 +224,7 @@ def _close(call, result):
     rec, out = call.finish(result)
     STATE.calls.append(rec)
     STATE.outputs.append(out)
+    STATE.returned.append(call.returned)
 
 
 def _top_level(name, args, kwargs):
@@ -253,36 +260,35 @@ def _roll(t):
         t.copy_(torch.roll(t.detach().clone(), 1, dims=t.dim() - 1))
 
 
-def _probe(fn, args, kwargs, result):
-    """The first call again with its floating-point arguments changed in
-    place (see the module's docstring); its record and outputs go to
-    STATE.probes."""
+def probe_first():
+    """The run's first call made again with its floating-point arguments
+    changed in place (see the module's docstring), once the run is over;
+    its record and outputs go to STATE.probes.  A fault here is the
+    probe's: the run's own outputs are kept by then."""
+    if STATE.first is None:
+        return
+    fn, args, kwargs = STATE.first
+    STATE.first = None
     floats = [t for _, t in _tensor_args(args, kwargs)
               if (t.is_floating_point() or t.is_complex()) and t.numel() > 1 and not t.requires_grad]
     if not floats:
         return
     _sync()
-    saved_args = [(t, t.detach().clone()) for _, t in _tensor_args(args, kwargs)]
-    saved_out = [(t, t.detach().clone()) for t in values.tensors(result)]
     for t in floats:
         _roll(t)
     call = Call(getattr(fn, "__name__", "?"), args, kwargs, "full", "probe")
     COUNTER.call = call
     try:
         again = fn(*args, **kwargs)
+        _sync()
     except Exception as exc:  # noqa: BLE001 - recorded; the judge decides
         COUNTER.call = None
         call.abandon()
         STATE.probes.append(({"name": call.name, "error": f"{type(exc).__name__}: {str(exc)[:300]}"},
                              None))
-    else:
-        COUNTER.call = None
-        rec, out = call.finish(again)
-        STATE.probes.append((rec, out))
-    with torch.no_grad():
-        for t, copy in saved_args + saved_out:
-            t.copy_(copy)
-    _sync()
+        return
+    COUNTER.call = None
+    STATE.probes.append(call.finish(again))
 
 
 def wrap(fn, name):
@@ -299,7 +305,7 @@ def wrap(fn, name):
         _close(call, result)
         if STATE.mode == "full" and not STATE.probe_done:
             STATE.probe_done = True
-            _probe(fn, args, kwargs, result)
+            STATE.first = (fn, args, kwargs)
         return result
     entry.__wrapped__ = fn
     entry.__name__ = getattr(fn, "__name__", name)
@@ -340,3 +346,16 @@ def _own_attrs(cls):
             break
         out.update(vars(c))
     return out
+
+
+def drop_kept(outputs, kept):
+    """The calls' returned values left out of outputs where the test keeps
+    every tensor of them in its own outputs (kept): they are compared
+    there."""
+    ids = {id(t) for _, t in values.leaves(kept)}
+    for out, refs in zip(outputs, STATE.returned):
+        if out is None or not refs:
+            continue
+        alive = [r() for r in refs]
+        if all(t is not None and id(t) in ids for t in alive):
+            out["ret"] = None

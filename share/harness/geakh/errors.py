@@ -5,7 +5,8 @@ import traceback
 import torch
 
 # Left in the job's directory when the code ran out of GPU memory:
-# geak-eval runs the job again on a drained GPU.
+# geak-eval runs the job again on a drained GPU.  The worker sets it to
+# the job's directory, so that the processes a job forks leave it there.
 OOM_MARK = "oom"
 
 

@@ -138,12 +138,13 @@ class Judge:
 
     # -- outputs --
 
-    def judge_outputs(self, items):
+    def judge_outputs(self, items, also=()):
         """items: (candidate's output, canonical, mask, spread, label) on
-        one input each; raises Mismatch's Verdict, or notes a pass within
-        the reference's spread."""
+        one input each, and also more such comparisons (of the candidate's
+        repeated run with its first); raises a Verdict, or notes a pass
+        within the reference's spread."""
         failed = None
-        for out, canon, mask, _, label in items:
+        for out, canon, mask, _, label in list(items) + list(also):
             if mask is not None:
                 self.notes.add("unstable_reference")
             a, b = _comparable(out, canon)
@@ -203,13 +204,11 @@ class Judge:
             items.append((o, t["canon"], t["mask"], by_seed[r["seed"]].get("spread", 0),
                           ("repeat run" if r["seed"] in first else "seed") + f" {r['seed']}"))
             first.setdefault(r["seed"], o)
-        self.judge_outputs(items)
         # The repeated run agrees with the first, where the reference does.
-        for r, o in zip(res["runs"], outs["runs"]):
-            f = first[r["seed"]]
-            if o is not f:
-                self.judge_outputs([(o, f, self.tensors["seeds"][r["seed"]]["mask"],
-                                     by_seed[r["seed"]].get("spread", 0), f"repeat run {r['seed']}")])
+        repeats = [(o, first[r["seed"]], self.tensors["seeds"][r["seed"]]["mask"],
+                    by_seed[r["seed"]].get("spread", 0), f"repeat run {r['seed']}")
+                   for r, o in zip(res["runs"], outs["runs"]) if o is not first[r["seed"]]]
+        self.judge_outputs(items, repeats)
         if any(compare.downgraded(o.get("gold") if isinstance(o, dict) else o,
                                   self.tensors["seeds"][r["seed"]]["canon"].get("gold"))
                for r, o in zip(res["runs"], outs["runs"]) if isinstance(o, dict)):

@@ -91,6 +91,9 @@ class Job:
                 _sync(self.device)
                 notes = set()
                 gold = values.portable(value, notes, own=self.spec["name"], path="gold")
+                entry.drop_kept(entry.STATE.outputs, value)
+                del value
+                entry.probe_first()
             rec["ok"] = True
             rec["notes"] = sorted(notes)
             out = {"gold": gold, "calls": entry.STATE.outputs,
