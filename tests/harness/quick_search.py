@@ -1,5 +1,5 @@
 """Two autotuned kernels, one that asks for CUDA-graph searches, searched
-under timing.quick_searches: prints how many configurations were timed
+under geakh.autotune's "quick" policy: prints how many configurations were timed
 and with which (warm-up, repetition) in ms.  Every one must be timed
 briefly, "timed 5 with [(1, 5)]"; without the quick searches the first
 kernel's would go to the driver's benchmarker and the second's to
@@ -17,7 +17,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 from triton import testing  # noqa: E402
 
-from geakh import timing  # noqa: E402
+from geakh import autotune  # noqa: E402
 
 timed = []
 
@@ -29,7 +29,8 @@ def recording_bench(fn, warmup=25, rep=100, quantiles=None, **kwargs):
 
 
 testing.do_bench = recording_bench
-timing.quick_searches()
+autotune.install()
+autotune.set_policy("quick")
 
 
 @triton.autotune(configs=[triton.Config({"B": b}) for b in (16, 32, 64)], key=["n"])

@@ -1,0 +1,213 @@
+#!/bin/sh
+# The performance cases, driven on the CPU through the harness worker
+# (Triton's interpreter with the CPU mode's device mapping; the times mean
+# nothing here): the reference is calibrated on its cases, the candidate's
+# run checks every case's outputs and, after its handshake, times them and
+# keeps outputs of its timed calls, and the judge compares both against
+# the reference's profile.  A candidate with one face for checks and
+# another for timing is caught where it is timed.
+. "$(dirname "$0")/lib.sh"
+have_python || skip_all "no torch and triton in $GEAK_PYTHON"
+command -v jq >/dev/null || skip_all "no jq"
+plan 43
+c=$top/tests/cheats
+# drive NAME REF CAND [PERF]: the whole path, its JSON on stdout.
+drive() {
+	name=$1
+	shift
+	GEAK_TEST_TIME=1 "$GEAK_PYTHON" "$top/tests/harness/perf_cpu.py" "$1" "$2" "$scratch/$name" $3 2>>err.txt | tail -n 1
+}
+# verdicts JSON: "calibrated run-exec run-reason timed-exec timed-reason".
+verdicts() {
+	printf '%s' "$1" | jq -r '"\(.profile.ok) \(.run.exec) \(.run.reason) \(.timed.exec) \(.timed.reason)"'
+}
+
+out=$(drive honest "$c/add_reference.py" "$c/honest.py")
+check_same "an honest candidate passes its checks and its timed calls" "true true null true null" "$(verdicts "$out")"
+check_same "every case timed, with the candidate's launches counted" "2 true" \
+	"$(printf '%s' "$out" | jq -r '"\(.timing.cases | length) \(.timing.cases | all(.ms > 0 and .launches > 0))"')"
+check_same "the timing carries the run's nonce and a probe of the device" "c0 true" \
+	"$(printf '%s' "$out" | jq -r '"\(.timing.nonce) \(.timing.probe_before | has("flush_ms"))"')"
+check_same "the calibration keeps each case's bytes from the perf script" "true" \
+	"$(printf '%s' "$out" | jq -r '.profile.cases | all(.counts.gbps > 0)')"
+
+out=$(drive twofaced "$c/add_reference.py" "$c/two_faced.py")
+check_same "the two-faced candidate passes its checks, and fails where it is timed" \
+	"true true null false mismatch" "$(verdicts "$out")"
+check_match "the message names the timed call" "performance case 0, timed call" \
+	"$(printf '%s' "$out" | jq -r .timed.message)"
+out=$(drive fallback "$c/add_reference.py" "$c/torch_fallback.py")
+check_same "a candidate that launches no kernel of its own is a cheat" "true false cheat" \
+	"$(printf '%s' "$out" | jq -r '"\(.profile.ok) \(.run.exec) \(.run.reason)"')"
+
+# NAME.py as its own candidate passes the checks and the timed calls;
+# NAME_wrong.py fails the checks.
+self_and_twin() {
+	out=$(drive "$1" "$1.py" "$1.py")
+	check_same "the $1 reference as candidate passes, checked and timed" "true true null true null" \
+		"$(verdicts "$out")"
+	out=$(drive "$1-wrong" "$1.py" "$1_wrong.py")
+	check_same "a candidate wrong $2 still fails" "false mismatch" \
+		"$(printf '%s' "$out" | jq -r '"\(.run.exec) \(.run.reason)"')"
+}
+
+# A reference that writes only part of its output: what it leaves alone
+# holds the poison, and is not compared.
+sed -e 's/x + y, mask=mask)/x + y, mask=mask \& (offs < n \/\/ 2))/' "$c/add_reference.py" > half.py
+sed -e 's/x + y, mask=mask \& (offs < n \/\/ 2))/x + y + (offs == 3), mask=mask \& (offs < n \/\/ 2))/' half.py > half_wrong.py
+check_same "the half-writing reference and its wrong twin are what they say" "1 1" \
+	"$(grep -c 'offs < n // 2' half.py) $(grep -c 'offs == 3' half_wrong.py)"
+self_and_twin half "where the reference writes"
+
+# A reference whose writes race: 64 places of its output get one of two
+# values at random on every call (os.urandom: no seed decides it).  Its
+# calibration runs it more, and what races is left out.
+sed -e 's/^    return out$/    k = min(64, n)\n    out[-k:] = (torch.tensor(list(os.urandom(k)), device=out.device) % 2).to(out.dtype)\n    return out/' \
+	-e 's/^import torch$/import os\nimport torch/' "$c/add_reference.py" > racy.py
+sed -e 's/x + y, mask=mask)/x + y + (offs == 3), mask=mask)/' racy.py > racy_wrong.py
+check_same "the racing reference and its wrong twin are what they say" "1 1" \
+	"$(grep -c 'os.urandom(k)' racy.py) $(grep -c 'offs == 3' racy_wrong.py)"
+self_and_twin racy "where nothing races"
+check_same "its profile says which cases race, and the candidate checks those more" "true" \
+	"$(printf '%s' "$(drive racy-profile racy.py racy.py)" | jq -r '.profile.cases | all(.spread > 0)')"
+
+# A reference that races where no number of its runs shows every element
+# that can: one element of a 65536-wide tail, drawn at random on every
+# call, is set.  Its identical candidate passes, noted; one wrong at the
+# same element on every call fails.
+sed -e 's/^    return out$/    tail = torch.zeros(1 << 16, dtype=out.dtype, device=out.device)\n    tail[int.from_bytes(os.urandom(4), "little") % (1 << 16)] = 1\n    return torch.cat([out, tail])/' \
+	-e 's/^import torch$/import os\nimport torch/' "$c/add_reference.py" > sparse.py
+sed -e 's/x + y, mask=mask)/x + y + (offs == 3), mask=mask)/' sparse.py > sparse_wrong.py
+check_same "the sparsely racing reference and its wrong twin are what they say" "1 1" \
+	"$(grep -c 'os.urandom(4)' sparse.py) $(grep -c 'offs == 3' sparse_wrong.py)"
+out=$(drive sparse sparse.py sparse.py)
+check_same "the sparsely racing reference as candidate passes, noted" "true true within_reference_spread" \
+	"$(printf '%s' "$out" | jq -r '"\(.run.exec) \(.timed.exec) \(.run.notes | map(select(. == "within_reference_spread")) | join(","))"')"
+check_same "wrong at one element on every call, it fails" "false mismatch" \
+	"$(drive sparse-wrong sparse.py sparse_wrong.py | jq -r '"\(.run.exec) \(.run.reason)"')"
+
+# A reference that reads past the end of an input (as perf scripts that
+# pass a one-element scale to a kernel indexing it per block make it do):
+# both sides find the same zeros there, and the elements that depend on
+# them (a calibration run with poisoned guard zones shows which) are not
+# compared.
+sed -e 's/y_ptr + offs, mask=mask)/y_ptr + offs + n \/\/ 2, mask=mask)/' "$c/add_reference.py" > past.py
+sed -e 's/x + y, mask=mask)/x - y, mask=mask)/' past.py > past_wrong.py
+check_same "the reading-past-the-end reference and its wrong twin are what they say" "1 1" \
+	"$(grep -c 'n // 2' past.py) $(grep -c 'x - y' past_wrong.py)"
+self_and_twin past "where the reference is defined"
+
+# A reference whose first call in a process differs, as racing writes
+# decided by a cold start do: its calibration runs disagree there.
+{ sed -e 's/^    return out$/    return first_call(out)/' "$c/add_reference.py"
+  printf '%s\n' '' '' 'def first_call(out):' \
+	'    import os' \
+	'    if not os.environ.get("GEAK_TEST_WARM"):' \
+	'        os.environ["GEAK_TEST_WARM"] = "1"' \
+	'        out[0] += 1' \
+	'    return out'; } > cold.py
+check_same "the cold-start reference is what it says" 1 "$(grep -c 'return first_call(out)' cold.py)"
+check_same "the same code as candidate passes" "true true null true null" \
+	"$(verdicts "$(drive cold cold.py cold.py)")"
+
+# An autotuner keyed on nothing that changes between cases would keep the
+# configuration found on the first: the timing tunes afresh on each.
+sed -e 's/^@triton.jit/@triton.autotune(configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=2)], key=[])\n@triton.jit/' \
+	"$c/add_reference.py" > tuned.py
+check_same "the autotuned reference is what it says" 1 "$(grep -c 'key=\[\]' tuned.py)"
+check_same "the timing searches once per case" "true 1,1" \
+	"$(drive tuned tuned.py tuned.py | jq -r '"\(.timed.exec) \(.timing.cases | map(.searches) | join(","))"')"
+
+# A reference whose output depends on its autotuner's choice: calibrated
+# under each configuration, a candidate that picks the other is not
+# failed for it, a wrong one still is.
+tuned_add() { "$GEAK_PYTHON" "$top/tests/harness/tuned_add.py" "$@"; }
+tuned_add normal right > tref.py
+tuned_add reversed right > tcand.py
+tuned_add reversed wrong > twrong.py
+check_same "the tuning-dependent reference and its twins are what they say" "1 1 1" \
+	"$(grep -c 'SHIFT": 0}), triton.Config({"SHIFT": 1' tref.py) $(grep -c 'SHIFT": 1}), triton.Config({"SHIFT": 0' tcand.py) $(grep -c 'offs == 5' twrong.py)"
+check_same "the other configuration's outputs pass, checked and timed" "true true null true null" \
+	"$(verdicts "$(drive tcand tref.py tcand.py)")"
+check_same "wrong where the tuning does not matter still fails" "false mismatch" \
+	"$(drive twrong tref.py twrong.py | jq -r '"\(.run.exec) \(.run.reason)"')"
+# A configuration that cannot run (a static assertion, as one that
+# overruns a buffer): the calibration runs without it.
+tuned_add normal right faulty > tfref.py
+sed -e 's/x + y, mask=mask)/x + y + (offs == 5), mask=mask)/' "$c/add_reference.py" > plus5.py
+check_same "the reference whose second configuration fails and the candidate wrong at element 5 are what they say" "1 1" \
+	"$(grep -c 'static_assert(SHIFT == 0)' tfref.py) $(grep -c 'offs == 5' plus5.py)"
+check_same "such a reference still calibrates, and a wrong candidate fails against it" "true false mismatch" \
+	"$(drive tf tfref.py plus5.py | jq -r '"\(.profile.ok) \(.run.exec) \(.run.reason)"')"
+
+# A perf script that fails for the reference itself on one case is the
+# task's defect: that case is left out for every candidate.
+sed -e 's/^    out = torch.empty_like(x)$/    if x.numel() == 300:\n        raise ValueError("no such size")\n    out = torch.empty_like(x)/' \
+	"$c/add_reference.py" > brokenref.py
+check_same "the reference that fails on the first case (and on no test input) is what it says" 1 \
+	"$(grep -c 'no such size' brokenref.py)"
+out=$(drive brokenref brokenref.py "$c/honest.py")
+check_same "the case it fails on is marked, with its error" "false true true" \
+	"$(printf '%s' "$out" | jq -r '"\(.profile.cases[0].ok) \(.profile.cases[1].ok) \(.profile.cases[0].error | contains("no such size"))"')"
+check_same "the candidate is checked and timed on the other case alone" "true true 1" \
+	"$(printf '%s' "$out" | jq -r '"\(.run.exec) \(.timed.exec) \(.timing.cases | map(.key) | join(","))"')"
+out=$(drive brokencand "$c/add_reference.py" brokenref.py)
+check_match "a candidate failing on a case where the reference does not fails there" \
+	"^false perf runtime performance case 0: ValueError: no such size" \
+	"$(printf '%s' "$out" | jq -r '"\(.run.exec) \(.run.stage) \(.run.reason) \(.run.message)"')"
+
+check_same "a slow host return in one call keeps event times; wall times well above them throughout win" \
+	"[1.0, 1.0, 1.0] [3.0, 3.0, 3.0]" \
+	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import bench
+print(bench.series_ms([(1.0, 1.2), (1.0, 9.0), (1.0, 1.1)]), bench.series_ms([(1.0, 3.0)] * 3))')"
+check_same "a test part's imports go with the kernel module, its own module's left out" \
+	"import torch|from os import path|" \
+	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import tasks
+print(tasks.test_imports("import torch\nfrom os import path\nfrom blk import f\ndef test_x():\n    import numpy\n", "blk"), end="")' | tr '\n' '|')"
+# Correctness runs search each configuration briefly: they want outputs,
+# and full searches took minutes on scripts with many configurations and
+# shapes (a CUDA-graph search included).
+check_same "quick searches time every configuration for a few ms" "timed 5 with [(1, 5)]" \
+	"$("$GEAK_PYTHON" "$top/tests/harness/quick_search.py" 2>>err.txt | tail -n 1)"
+
+# A ROCm file runs its own correctness tests and test_performance cases.
+geak=$top/../shared/bench/geak-eval-data.tar.gz
+if [ -r "$geak" ]; then
+	geak-import --suite rocm --ids test_add_kernel --as-candidate "$geak" |
+		jq -c '.task.test |= (gsub("1048576"; "4096") | gsub("98432"; "3000"))' > add.jsonl
+	out=$(GEAK_TEST_TIME=1 "$GEAK_PYTHON" "$top/tests/harness/perf_cpu.py" add.jsonl "$scratch/rocm" 2>>err.txt | tail -n 1)
+	check_same "ROCm: the reference as candidate passes, checked and timed" "true true null true null" \
+		"$(verdicts "$out")"
+	check_same "ROCm: every test_performance case is calibrated and timed" "4 4" \
+		"$(printf '%s' "$out" | jq -r '"\(.profile.cases | length) \(.timing.cases | length)"')"
+	jq -c '.code |= sub("output = x \\+ y"; "output = x + no_such_name")' add.jsonl > bad.jsonl
+	out=$(GEAK_TEST_TIME=1 "$GEAK_PYTHON" "$top/tests/harness/perf_cpu.py" bad.jsonl "$scratch/rocm-bad" 2>>err.txt | tail -n 1)
+	check_same "ROCm: a broken candidate kernel fails (not the reference's again)" "false runtime" \
+		"$(printf '%s' "$out" | jq -r '"\(.run.call) \(.run.reason)"')"
+	# A TritonBench perf script (its sizes cut for the interpreter): its
+	# call_op runs the candidate's functions, its GB/s counted.
+	geak-import --suite tbg --ids vector_addition_custom --as-candidate "$geak" |
+		jq -c '.task.perf |= sub("range\\(12, 28\\)"; "range(8, 10)")' > va.jsonl
+	out=$(GEAK_TEST_TIME=1 "$GEAK_PYTHON" "$top/tests/harness/perf_cpu.py" va.jsonl "$scratch/va" 2>>err.txt | tail -n 1)
+	check_same "TritonBench: the reference as candidate passes both cases, with the script's GB/s" \
+		"true true null true null 2 true" \
+		"$(verdicts "$out") $(printf '%s' "$out" | jq -r '"\(.timing.cases | length) \(.profile.cases | all(.counts.gbps > 0))"')"
+	# call_op_ref is never used: a perf script whose call_op_ref does
+	# other work, or whose second call_op calls the reference's name,
+	# still times the candidate's own functions.
+	jq -c '.task.perf |= sub("return custom_add_ref\\(input_tensor\\[0\\], input_tensor\\[1\\]\\)";
+		"return custom_add_ref(input_tensor[0], input_tensor[0])")' va.jsonl > va-other.jsonl
+	jq -c '.task.perf |= sub("    def get_gbps"; "    def call_op(self, input_tensor):\n        return custom_add_ref(input_tensor[0], input_tensor[1])\n\n    def get_gbps")' \
+		va.jsonl > va-swapped.jsonl
+	check_same "the altered perf scripts are what they say" "1 2" \
+		"$(jq -r .task.perf va-other.jsonl | grep -c 'input_tensor\[0\], input_tensor\[0\]') $(jq -r .task.perf va-swapped.jsonl | grep -c 'def call_op(')"
+	check_same "TritonBench: a call_op_ref that does other work, or a call_op that calls the reference, changes nothing" \
+		"true true null true null true true null true null" \
+		"$(for f in va-other va-swapped; do verdicts "$(GEAK_TEST_TIME=1 "$GEAK_PYTHON" "$top/tests/harness/perf_cpu.py" $f.jsonl "$scratch/$f" 2>>err.txt | tail -n 1)"; done | paste -sd ' ')"
+	jq -c '.code |= sub("def custom_add\\(a, b\\):"; "def custom_add(a, b):\n    return a + b\ndef _unused(a, b):")' va.jsonl > va-torch.jsonl
+	check_same "TritonBench: a torch fallback behind the perf script's name is a cheat" "false cheat" \
+		"$(GEAK_TEST_TIME=1 "$GEAK_PYTHON" "$top/tests/harness/perf_cpu.py" va-torch.jsonl "$scratch/va-torch" 2>>err.txt | tail -n 1 | jq -r '"\(.run.exec) \(.run.reason)"')"
+else
+	for i in 1 2 3 4 5 6 7; do skip "no benchmark archive $geak"; done
+fi
+done_testing
