@@ -113,6 +113,17 @@ ended_badly(struct geak_eval *ev, json_t *resp, enum geak_stage stage)
 	return 0;
 }
 
+/* The run's own split of its time: its tests and its performance checks. */
+static void
+run_split(struct geak_eval *ev, const char *dir)
+{
+	json_t *res = geak_job_load(dir, GEAK_FILE_RESULT);
+
+	ev->phases[GEAK_PHASE_TESTS] = json_number_value(geak_get(res, "spent.tests"));
+	ev->phases[GEAK_PHASE_PERF_CHECKS] = json_number_value(geak_get(res, "spent.perf_checks"));
+	json_decref(res);
+}
+
 static void
 sandbox_info(struct geak_eval *ev, const struct geak_slot *s, json_t *resp)
 {
@@ -167,35 +178,31 @@ find_case(json_t *cases, const char *key)
 	return NULL;
 }
 
-/* The speedup and each case's figures, from the candidate's timing and
- * the reference's, into ev; the roofline flags. */
+/* The speedup and each case's figures, from the candidate's timing (the
+ * reference timed beside it), into ev; the roofline flags. */
 static void
-apply_timing(struct geak_eval *ev, struct geak_profile *p, json_t *cand, json_t *ref)
+apply_timing(struct geak_eval *ev, struct geak_profile *p, json_t *timing)
 {
 	json_t *c, *prof_cases = json_object_get(geak_profile_json(p), "cases");
-	double sum, sum_ref, peak_gbps, peak_tflops;
+	double sum = 0, sum_ref = 0, peak_gbps, peak_tflops;
 	int above = 0, unreliable = 0;
 	size_t i;
 
-	for (size_t k = 0; k < ev->ncases; k++)
-		free(ev->cases[k].key);
-	ev->ncases = 0;
-	sum = sum_ref = 0;
 	geak_device_peaks(ev->device, &peak_gbps, &peak_tflops);
-	json_array_foreach(json_object_get(cand, "cases"), i, c) {
+	json_array_foreach(json_object_get(timing, "cases"), i, c) {
 		const char *key = geak_get_str(c, "key");
-		json_t *r = key ? find_case(json_object_get(ref, "cases"), key) : NULL;
 		json_t *counts = key ? json_object_get(find_case(prof_cases, key), "counts") : NULL;
 		double ms = json_number_value(json_object_get(c, "ms"));
+		double ms_ref = json_number_value(json_object_get(c, "ms_ref"));
 		struct geak_case *gc;
 		if (!key || !(ms > 0))
 			continue;
 		gc = geak_eval_add_case(ev, key);
 		gc->ms = ms;
-		if (r && json_number_value(json_object_get(r, "ms")) > 0) {
-			gc->ms_ref = json_number_value(json_object_get(r, "ms"));
+		if (ms_ref > 0) {
+			gc->ms_ref = ms_ref;
 			sum += ms;
-			sum_ref += gc->ms_ref;
+			sum_ref += ms_ref;
 		}
 		/* The counts are the perf script's rates at 1 ms. */
 		gc->gbps = json_number_value(json_object_get(counts, "gbps")) / ms;
@@ -206,7 +213,6 @@ apply_timing(struct geak_eval *ev, struct geak_profile *p, json_t *cand, json_t 
 		unreliable |= bw == GEAK_ROOF_UNRELIABLE || fl == GEAK_ROOF_UNRELIABLE;
 	}
 	ev->speedup = sum > 0 && sum_ref > 0 ? sum_ref / sum : 0;
-	ev->flags &= ~(1u << GEAK_FLAG_EXCESSIVE_SPEEDUP | 1u << GEAK_FLAG_ABOVE_ROOFLINE);
 	if (ev->speedup > geak_eopt.speedup_limit)
 		geak_eval_flag(ev, GEAK_FLAG_EXCESSIVE_SPEEDUP);
 	if (above)
@@ -217,62 +223,37 @@ apply_timing(struct geak_eval *ev, struct geak_profile *p, json_t *cand, json_t 
 		geak_eval_note(ev, GEAK_NOTE_PERF_FAILED);
 }
 
-/* The candidate waits in its run to be timed: the reference's timing
- * first, then the candidate's, alone, then the judge of its timed
- * outputs and the speedup.  -1 with err set when a harness job failed. */
+/* The candidate waits in its run to be timed: alone on the GPU, beside
+ * the reference, then the judge of its timed outputs and the speedup.
+ * -1 with err set when a harness job failed. */
 static int
 timing(struct geak_slot *s, struct geak_profile *p, const char *dir, const char *nonce,
     struct geak_eval *ev, char *err, size_t errlen)
 {
-	json_t *ref, *resp, *cand;
-	double t0, w0;
-	int retimed;
+	json_t *resp, *cand;
+	double t0 = geak_now(), w0 = s->lock_wait;
 
-	ref = geak_profile_timing(s, p, NULL, &retimed, &ev->phases[GEAK_PHASE_REFTIME], err, errlen);
-	if (!ref) {
-		/* Nothing against the candidate: no speedup, and why. */
-		geak_trace(s, "%s", err);
-		json_decref(geak_job_go(s, 0, err, errlen));
-		geak_eval_note(ev, GEAK_NOTE_PERF_FAILED);
-		geak_eval_note(ev, GEAK_NOTE_REFERENCE_PERF_FAILED);
-		return 0;
-	}
-	t0 = geak_now(), w0 = s->lock_wait;
 	resp = geak_job_go(s, 1, err, errlen);
 	add_phase(ev, GEAK_PHASE_PERF, t0, s, w0);
-	if (!resp) {
-		json_decref(ref);
+	if (!resp)
 		return -1;
-	}
 	if (ended_badly(ev, resp, GEAK_STAGE_PERF)) {
 		ev->exec = 0;
-		json_decref(resp), json_decref(ref);
+		json_decref(resp);
 		return 0;
 	}
 	json_decref(resp);
-	t0 = geak_now();
-	if (judge(s, p, dir, nonce, "timed", ev, err, errlen) < 0) {
-		json_decref(ref);
+	t0 = geak_now(), w0 = s->lock_wait;
+	if (judge(s, p, dir, nonce, "timed", ev, err, errlen) < 0)
 		return -1;
-	}
-	add_phase(ev, GEAK_PHASE_JUDGE, t0, s, s->lock_wait);
-	if (!ev->exec) {
-		json_decref(ref);
+	add_phase(ev, GEAK_PHASE_JUDGE, t0, s, w0);
+	if (!ev->exec)
 		return 0;
-	}
 	cand = geak_job_load(dir, GEAK_FILE_TIMING);
-	json_t *again = geak_profile_timing(s, p, cand, &retimed, &ev->phases[GEAK_PHASE_REFTIME],
-	    err, errlen);
-	if (again) {
-		json_decref(ref);
-		ref = again;
-		if (retimed)
-			geak_eval_note(ev, GEAK_NOTE_REFERENCE_RETIMED);
-	}
-	apply_timing(ev, p, cand, ref);
+	apply_timing(ev, p, cand);
+	geak_profile_keep_pins(p, cand);
 	ev->stage = GEAK_STAGE_DONE;
 	json_decref(cand);
-	json_decref(ref);
 	return 0;
 }
 
@@ -285,11 +266,15 @@ wants_timing(const struct geak_slot *s, json_t *plan)
 }
 
 static void
-plan_timing(json_t *plan)
+plan_timing(json_t *plan, struct geak_profile *p)
 {
+	json_t *skip = geak_get(plan, "perf.skip");
 	json_t *t = json_pack("{s:I, s:O}", GEAK_PLAN_REPS, (json_int_t)geak_eopt.reps, GEAK_PLAN_SKIP,
-	    geak_get(plan, "perf.skip") ? geak_get(plan, "perf.skip") : json_array());
+	    skip ? skip : json_array());
+	json_t *pins = geak_profile_pins(p);
 
+	if (pins)
+		json_object_set_new(t, GEAK_PLAN_PINS, pins);
 	json_object_set_new(plan, GEAK_PLAN_TIMING, t);
 }
 
@@ -339,7 +324,7 @@ geak_evaluate(struct geak_slot *s, json_t *rec, json_t *spec, struct geak_eval *
 	plan = geak_profile_plan(p);
 	timed = wants_timing(s, plan);
 	if (timed)
-		plan_timing(plan);
+		plan_timing(plan, p);
 	dir = geak_job_dir("cand-");
 	jobspec = geak_json_copy(spec);
 	json_object_set(jobspec, "code", json_object_get(rec, "code"));
@@ -355,6 +340,7 @@ geak_evaluate(struct geak_slot *s, json_t *rec, json_t *spec, struct geak_eval *
 	if (!resp)
 		goto out;
 	add_phase(ev, GEAK_PHASE_CALL, t0, s, w0);
+	run_split(ev, dir);
 	sandbox_info(ev, s, resp);
 	ev->stdout_tail = geak_job_tail(dir, GEAK_FILE_STDOUT, TAIL_BYTES);
 	ev->stderr_tail = geak_job_tail(dir, GEAK_FILE_STDERR, TAIL_BYTES);

@@ -1,7 +1,6 @@
-/* evalprofile.c: the tasks' reference profiles and timings. */
+/* evalprofile.c: the tasks' reference profiles. */
 #include <errno.h>
 #include <dirent.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +18,6 @@
 /* How many runs' time a calibration may take: its processes (see
  * geakh/calibrate.py) each get a run's allowance, the resampling more. */
 #define CALIBRATION_RUNS 12
-/* A device whose L2 flush is this much slower or faster than when the
- * reference was timed, or whose small launch is, has drifted. */
-#define DRIFT_FLUSH 0.05
-#define DRIFT_LAUNCH 0.25
 
 struct geak_profile {
 	char key[65];
@@ -30,8 +25,7 @@ struct geak_profile {
 	json_t *profile;          /* profile.json */
 	char *error;              /* the reference cannot be calibrated: why */
 	json_t *refspec;
-	json_t *timing;           /* the reference's timing in this run */
-	int busy;                 /* a slot is calibrating or timing it */
+	int busy;                 /* a slot is calibrating it */
 	int ready;
 	pthread_cond_t cv;
 	struct geak_profile *next;
@@ -233,36 +227,12 @@ geak_profile_get(struct geak_slot *s, json_t *refspec, double *seconds, char *er
 	return r == 0 ? p : NULL;
 }
 
-/* ---- the reference's timing ---- */
+/* ---- the reference's autotuner choices ---- */
 
-static double
-probe_of(json_t *timing, const char *what)
+json_t *
+geak_profile_pins(const struct geak_profile *p)
 {
-	double a = json_number_value(geak_get(timing, "probe_before") ?
-	    json_object_get(json_object_get(timing, "probe_before"), what) : NULL);
-	double b = json_number_value(geak_get(timing, "probe_after") ?
-	    json_object_get(json_object_get(timing, "probe_after"), what) : NULL);
-
-	return a > 0 && b > 0 ? (a + b) / 2 : a > 0 ? a : b;
-}
-
-static int
-drifted(json_t *ref, json_t *cand)
-{
-	double rf = probe_of(ref, "flush_ms"), cf = probe_of(cand, "flush_ms");
-	double rl = probe_of(ref, "launch_ms"), cl = probe_of(cand, "launch_ms");
-
-	if (rf > 0 && cf > 0 && fabs(cf / rf - 1) > DRIFT_FLUSH)
-		return 1;
-	return rl > 0 && cl > 0 && fabs(cl / rl - 1) > DRIFT_LAUNCH;
-}
-
-/* The autotuner choices of the reference's first timing, per task and
- * device, so that later runs time it with them instead of searching. */
-static json_t *
-saved_pins(const struct geak_profile *p)
-{
-	json_t *pins = geak_job_load(p->dir, "pins.json");
+	json_t *pins = p->dir ? geak_job_load(p->dir, "pins.json") : NULL;
 
 	if (!json_is_array(pins)) {
 		json_decref(pins);
@@ -271,101 +241,28 @@ saved_pins(const struct geak_profile *p)
 	return pins;
 }
 
-static void
-save_pins(const struct geak_profile *p, json_t *timing)
+void
+geak_profile_keep_pins(const struct geak_profile *p, json_t *timing)
 {
-	json_t *pins = json_array(), *c, *x;
+	json_t *pins, *c, *x, *old = p->dir ? geak_profile_pins(p) : NULL;
 	size_t i, j;
-	char *tmp;
+	char *tmp, *path;
 
+	if (!p->dir || old) {
+		json_decref(old);
+		return;
+	}
+	pins = json_array();
 	json_array_foreach(json_object_get(timing, "cases"), i, c)
-		json_array_foreach(json_object_get(c, "choices"), j, x)
+		json_array_foreach(json_object_get(c, "ref_choices"), j, x)
 			json_array_append(pins, x);
 	tmp = geak_xasprintf("%s/pins.json.%ld.tmp", p->dir, (long)getpid());
-	if (json_array_size(pins) && json_dump_file(pins, tmp, JSON_COMPACT) == 0) {
-		char *path = geak_xasprintf("%s/pins.json", p->dir);
+	path = geak_xasprintf("%s/pins.json", p->dir);
+	if (json_array_size(pins) && json_dump_file(pins, tmp, JSON_COMPACT) == 0)
 		rename(tmp, path);
-		free(path);
-	}
 	unlink(tmp);
-	free(tmp);
+	free(tmp), free(path);
 	json_decref(pins);
-}
-
-static json_t *
-time_reference(struct geak_slot *s, struct geak_profile *p, char *err, size_t errlen)
-{
-	char *dir = geak_job_dir("reftime-"), nonce[33];
-	json_t *plan, *timing = json_object(), *skip = json_array(), *c, *pins, *extra, *resp, *t;
-	size_t i;
-
-	json_array_foreach(json_object_get(p->profile, "cases"), i, c)
-		if (!json_is_true(json_object_get(c, "ok")))
-			json_array_append(skip, json_object_get(c, "key"));
-	json_object_set_new(timing, GEAK_PLAN_REPS, json_integer(geak_eopt.reps));
-	json_object_set_new(timing, GEAK_PLAN_SKIP, skip);
-	pins = saved_pins(p);
-	if (pins)
-		json_object_set_new(timing, GEAK_PLAN_PINS, pins);
-	plan = json_pack("{s:[], s:b, s:o}", GEAK_PLAN_RUNS, GEAK_PLAN_POISON, 0, GEAK_PLAN_TIMING, timing);
-	geak_job_dump(p->refspec, dir, GEAK_FILE_JOB);
-	geak_nonce(nonce);
-	extra = json_pack("{s:o}", GEAK_REQ_PLAN, plan);
-	resp = geak_job(s, GEAK_W_JUDGE, GEAK_GPU_ALONE, GEAK_OP_RUN, dir, nonce, extra, err, errlen);
-	json_decref(extra);
-	t = resp ? geak_job_load(dir, GEAK_FILE_TIMING) : NULL;
-	if (resp && !geak_job_nonce_ok(t, nonce)) {
-		char gist[768];
-		geak_job_gist(dir, gist, sizeof gist);
-		snprintf(err, errlen, "the reference's timing ended with %s without its result%s%s",
-		    geak_job_status(resp), *gist ? ": " : "", gist);
-		json_decref(t);
-		t = NULL;
-	} else if (t && json_is_object(json_object_get(t, "error"))) {
-		snprintf(err, errlen, "the reference's timing failed: %s",
-		    geak_get_str(t, "error.message") ? geak_get_str(t, "error.message") : "?");
-		json_decref(t);
-		t = NULL;
-	}
-	if (t && !pins)
-		save_pins(p, t);
-	json_decref(resp);
-	geak_job_drop(dir);
-	return t;
-}
-
-json_t *
-geak_profile_timing(struct geak_slot *s, struct geak_profile *p, json_t *cand_timing,
-    int *retimed, double *seconds, char *err, size_t errlen)
-{
-	json_t *t;
-	double t0;
-
-	*retimed = 0;
-	pthread_mutex_lock(&mu);
-	while (p->busy)
-		pthread_cond_wait(&p->cv, &mu);
-	if (p->timing && !(cand_timing && drifted(p->timing, cand_timing))) {
-		t = json_incref(p->timing);
-		pthread_mutex_unlock(&mu);
-		return t;
-	}
-	*retimed = p->timing != NULL;
-	p->busy = 1;
-	pthread_mutex_unlock(&mu);
-	t0 = geak_now();
-	geak_trace(s, "timing the reference%s", *retimed ? " again: the device has drifted" : "");
-	t = time_reference(s, p, err, errlen);
-	*seconds += geak_now() - t0;
-	pthread_mutex_lock(&mu);
-	if (t) {
-		json_decref(p->timing);
-		p->timing = json_incref(t);
-	}
-	p->busy = 0;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&mu);
-	return t;
 }
 
 void
@@ -378,7 +275,6 @@ geak_profiles_free(void)
 		free(p->error);
 		json_decref(p->profile);
 		json_decref(p->refspec);
-		json_decref(p->timing);
 		pthread_cond_destroy(&p->cv);
 		free(p);
 	}

@@ -1,6 +1,6 @@
 /* evalprofile.h: each task's reference, calibrated once per device and
  * harness version (the harness's "calibrate" job) and kept in the cache,
- * and timed once per run of geak-eval, again when the device drifts. */
+ * with the autotuner choices of its first timing. */
 #ifndef GEAK_EVALPROFILE_H
 #define GEAK_EVALPROFILE_H
 
@@ -24,12 +24,12 @@ json_t *geak_profile_json(const struct geak_profile *p);
 /* The plan a candidate of the task runs by (a new reference). */
 json_t *geak_profile_plan(const struct geak_profile *p);
 
-/* The reference's timing in this run ({cases: [{key, ms}], probe_*}),
- * made by slot s, alone on the GPU, where there is none yet or where
- * cand_timing (a candidate's timing.json) shows the device has drifted
- * since it was made (*retimed set).  NULL with err set on failure. */
-json_t *geak_profile_timing(struct geak_slot *s, struct geak_profile *p, json_t *cand_timing,
-	int *retimed, double *seconds, char *err, size_t errlen);
+/* The autotuner choices of the reference's first timing on this device
+ * (a new reference), or NULL: later timings pin them instead of
+ * searching.  keep_pins saves those of a candidate's timing.json where
+ * none are saved. */
+json_t *geak_profile_pins(const struct geak_profile *p);
+void geak_profile_keep_pins(const struct geak_profile *p, json_t *timing);
 
 /* The profiles kept by this run, freed. */
 void geak_profiles_free(void);

@@ -13,10 +13,10 @@ static const char *const flag_names[GEAK_NFLAGS] = {
 static const char *const note_names[GEAK_NNOTES] = {
 	"unstable_reference", "within_reference_spread", "no_landlock", "perf_failed",
 	"reference_perf_failed", "oom_retry", "roofline_unreliable", "no_poison",
-	"one_call_per_process", "original_test", "perf_skipped", "reference_retimed",
+	"one_call_per_process", "original_test", "perf_skipped",
 };
 static const char *const phase_names[GEAK_NPHASES] = {
-	"static", "reference", "call", "judge", "reference_timing", "perf", "lock_wait",
+	"static", "reference", "call", "call_tests", "call_perf_checks", "judge", "perf", "lock_wait",
 };
 /* eval.reason, as geak-record(5) lists them. */
 static const char *const reasons[] = {

@@ -181,8 +181,8 @@ PY
 jq -nc --rawfile r ref.py --rawfile t bigtest.py \
 	'{id: "plain/big", code: $r, task: {suite: "plain", name: "op", entry: "scale", reference: $r, test: $t}}' > big.jsonl
 geak-eval --cpu --no-cache --static off --file-limit 64 big.jsonl > big.out 2>big.err
-check_match "the calibration's five runs' outputs of 24 MiB each do not fit in 64, said on the message's first line" \
-	"^a calibration run of the reference failed: RuntimeError: the outputs take 120 MiB.*\\(64 MiB: geak-eval --file-limit\\)$" \
+check_match "the calibration's four runs' outputs of 24 MiB each do not fit in 64, said on the message's first line" \
+	"^a calibration run of the reference failed: RuntimeError: the outputs take 96 MiB.*\\(64 MiB: geak-eval --file-limit\\)$" \
 	"$(jq -r .error.message big.out | head -n 1)"
 check_same "they fit in 128" "true true" \
 	"$(geak-eval --cpu --no-cache --static off --file-limit 128 big.jsonl 2>/dev/null | jq -r '.eval | "\(.call) \(.exec)"')"

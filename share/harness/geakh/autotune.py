@@ -10,9 +10,10 @@ here and nowhere else:
            CPU interpreter, which cannot time: the first configuration),
            ("force", k) (configuration k of every tuner, modulo its count:
            calibration runs the reference under each) and ("pin", choices)
-           (the configurations given per kernel and key, searching only
-           where none is given: the reference's timing takes the choices
-           of its own first full search);
+           (the configurations given per kernel and key, to the tuners
+           chosen, searching only where none is given: the reference,
+           timed beside a candidate, takes the choices of its first full
+           search);
   record   the choices made, as [kernel, key, configuration] text;
   forget   every choice dropped, so that the next launch searches again
            (the timing tunes each side on each case);
@@ -35,6 +36,7 @@ class _State:
         self.searches = 0
         self.benching = 0
         self.pins = {}  # (kernel, key text) -> configuration text
+        self.pinned = None  # which tuners take the pins (None: every one)
 
 
 STATE = _State()
@@ -86,18 +88,15 @@ def install():
             return self.configs[:1]
         if isinstance(policy, tuple) and policy[0] == "force":
             return [self.configs[policy[1] % len(self.configs)]]
-        if isinstance(policy, tuple) and policy[0] == "pin":
-            chosen = _config_text(self, STATE.pins.get((kernel_name(self), repr(self._geak_key))))
-            if chosen is not None:
-                return [chosen]
+        if _takes_pin(self):
+            return [_config_text(self, STATE.pins[(kernel_name(self), repr(self._geak_key))])]
         return prune(self, kwargs)
 
     def _bench(self, *args, config, **meta):
         policy = STATE.policy
         if policy == "first" or (isinstance(policy, tuple) and policy[0] == "force"):
             return [0.0, 0.0, 0.0]
-        if isinstance(policy, tuple) and policy[0] == "pin" and \
-                (kernel_name(self), repr(self._geak_key)) in STATE.pins:
+        if _takes_pin(self):
             return [0.0, 0.0, 0.0]
         STATE.benching += 1
         try:
@@ -109,6 +108,17 @@ def install():
 
     cls.run, cls.prune_configs, cls._bench = _run, _prune, _bench
     cls._geak_shim = True
+
+
+def _takes_pin(tuner):
+    """Whether the tuner takes a pinned configuration for its key now."""
+    policy = STATE.policy
+    if not (isinstance(policy, tuple) and policy[0] == "pin"):
+        return False
+    if STATE.pinned is not None and not STATE.pinned(tuner):
+        return False
+    text = STATE.pins.get((kernel_name(tuner), repr(getattr(tuner, "_geak_key", None))))
+    return text is not None and _config_text(tuner, text) is not None
 
 
 def _quick(tuner, bench, args, config, meta):
@@ -126,19 +136,24 @@ def _quick(tuner, bench, args, config, meta):
             tuner.do_bench = saved
 
 
-def set_policy(policy, pins=None):
+def set_policy(policy, pins=None, pinned=None):
     """See the module's docstring; pins: [kernel, key, configuration]
-    lists, as choices() gives them."""
+    lists, as choices() gives them; pinned(tuner): which tuners take them
+    (the others search as they ask)."""
     STATE.policy = policy
+    STATE.pinned = pinned
     if isinstance(policy, tuple) and policy[0] == "pin":
         STATE.pins = {(c[0], c[1]): c[2] for c in pins or []
                       if isinstance(c, list) and len(c) == 3 and all(isinstance(x, str) for x in c)}
 
 
-def choices():
-    """Every tuner's choices so far, as [kernel, key, configuration] text."""
+def choices(select=None):
+    """The choices so far of every tuner (or of those select(tuner) picks),
+    as [kernel, key, configuration] text."""
     out = []
     for tuner in list(STATE.tuners):
+        if select is not None and not select(tuner):
+            continue
         for key, config in list(tuner.cache.items()):
             out.append([kernel_name(tuner), repr(key), str(config)])
     return out
@@ -159,10 +174,10 @@ def benching():
 
 
 @contextlib.contextmanager
-def policy(p, pins=None):
-    saved = STATE.policy, STATE.pins
-    set_policy(p, pins)
+def policy(p, pins=None, pinned=None):
+    saved = STATE.policy, STATE.pins, STATE.pinned
+    set_policy(p, pins, pinned)
     try:
         yield
     finally:
-        STATE.policy, STATE.pins = saved
+        STATE.policy, STATE.pins, STATE.pinned = saved

@@ -11,8 +11,9 @@ calls.  The time of a call is its event time, or its synchronised wall
 time (less the flush) where the median of those is far above the events'
 (work on another stream or a thread, which the events do not see).
 
-The functions used here are bound before any code under test is imported,
-and checked to be the same ones afterwards (untouched).
+The functions used here are bound when the harness is imported, before
+any code under test is, and checked to be the same ones afterwards
+(untouched).
 """
 import os
 import statistics
@@ -23,12 +24,26 @@ import torch
 from . import values
 
 
+# The timer's functions, as they are when the harness is imported: before
+# any code under test is.  The CPU mode's device mapping binds its own
+# (rebind), before it runs any.
+_BOUND = {}
+
+
+def rebind():
+    _BOUND.update(sync=torch.cuda.synchronize, Event=torch.cuda.Event,
+                  elapsed=torch.cuda.Event.elapsed_time, now=time.perf_counter)
+
+
+rebind()
+
+
 class Bench:
     def __init__(self):
-        self.sync = torch.cuda.synchronize
-        self.Event = torch.cuda.Event
-        self.elapsed = torch.cuda.Event.elapsed_time
-        self.now = time.perf_counter
+        self.sync = _BOUND["sync"]
+        self.Event = _BOUND["Event"]
+        self.elapsed = _BOUND["elapsed"]
+        self.now = _BOUND["now"]
         props = torch.cuda.get_device_properties(0)
         l2 = getattr(props, "L2_cache_size", 0) or (64 << 20)
         # Twice L2, and 256 MiB at least, so that the flush outlasts the
@@ -62,18 +77,6 @@ class Bench:
         wall = (self.now() - t0) * 1e3 - self.flush_ms
         return self.elapsed(e0, e1), wall, out
 
-    def series(self, make, fn, reps, keep_room):
-        """reps samples of fn on fresh inputs from make(), each (event ms,
-        wall ms); the outputs go."""
-        samples, kept = [], []
-        for _ in range(reps):
-            x = make()
-            ev, wall, out = self.timed(lambda: fn(x))
-            samples.append((ev, wall))
-            kept = (kept + [x, out])[-4:] if keep_room(out) else []
-            del out, x
-        del kept
-        return samples
 
     def probe(self):
         """What the device and the host do now, for telling a later timing

@@ -4,21 +4,21 @@ to know it, once per task, device and harness version.
 The reference runs, as a candidate would (run.py), in several processes
 forked from this one, which itself never touches the device:
 
-  A  every seed, the first three times, and each performance case twice
-     and once more with poisoned guard zones after its inputs;
-  B  every seed once in another process, every autotuner on its second
-     configuration (memory a process reads but never wrote holds the same
-     garbage for all its runs; outputs that depend on the tuning differ);
-  C  the first seed once per further configuration (each autotuner's k-th,
-     up to CONFIG_SWEEP), so that whatever configuration a candidate's
-     search picks, the elements that depend on it are known;
+  A  every seed, the first twice (as a candidate runs), and each
+     performance case once and once more with poisoned guard zones after
+     its inputs;
+  B  another process (memory a process reads but never wrote holds the
+     same garbage for all its runs), every autotuner on its other
+     configurations in turn, up to CONFIG_SWEEP (outputs that depend on
+     the tuning differ): whatever configuration a candidate's search
+     picks, the elements that depend on it are known;
   R  where A's runs on one seed or case disagree (racing writes), every
      seed and case RESAMPLES times more: two runs show only part of what
      races.
 
 A run that fails on poisoned memory makes every run go without the poison;
 one whose first run passes and a later one fails makes every run go to a
-process of its own ("one_call").  Runs of B, C and R that fail are left out.
+process of its own ("one_call").  Runs of B and R that fail are left out.
 
 The profile (profile.json, profile.pt) holds the run mode, the first run's
 outputs per seed and case as the canonical ones, a mask per output of the
@@ -47,7 +47,7 @@ THREADS = torch.get_num_threads()
 
 CONFIG_SWEEP = 8
 RESAMPLES = 12
-PERF_CHECKS = 2
+PERF_CHECKS = 1
 
 
 class Failed(Exception):
@@ -158,6 +158,21 @@ class Calibration:
             p["perf"] = {"checks": perf_checks, "guard_poison": guard_poison}
         return p
 
+    def sweep_plan(self, sweep):
+        """B: another process; where autotuners have more than one
+        configuration, its first seed once under each configuration k of
+        every tuner (k = 1 .. sweep-1: A searched for the best), the other
+        seeds under configuration 1, and each case once per k."""
+        if sweep < 2:
+            return self.plan(self.seeds, 1)
+        ks = list(range(1, sweep))
+        p = self.plan([self.seeds[0]] * len(ks) + self.seeds[1:], len(ks))
+        p["force"] = ks + [1] * (len(self.seeds) - 1)
+        p["keep_going"] = True
+        if "perf" in p:
+            p["perf"]["force"] = ks
+        return p
+
     def budget_for(self, plan):
         calls = len(plan["runs"]) + (plan.get("perf") or {}).get("checks", 0) * 2
         return self.budget * max(1.0, calls / 4)
@@ -169,7 +184,7 @@ class Calibration:
         """A, with the run mode found: the ladder of modes while its runs
         fail."""
         s0 = self.seeds[0]
-        runs = [s0, s0] + self.seeds[1:] + ([s0] if self.spec.get("suite") != "rocm" else [])
+        runs = [s0, s0] + self.seeds[1:]
         while True:
             plan = self.plan(runs, PERF_CHECKS, guard_poison=True)
             res, outs = self.process(f"A{int(self.poison)}{int(self.one_call)}", plan)
@@ -215,14 +230,11 @@ class Calibration:
                                            "device_lost": case.get("device_lost", False)}
         self.take(res, outs)
         self.perf_error = (res.get("perf") or {}).get("error")
-        configs = max((res.get("tuner_configs") or {}).values(), default=1)
-        b = self.plan(self.seeds, 1, autotune=["force", 1] if configs > 1 else None)
-        got = self.process("B", b)
-        if got[0] is None or _failed(got[0]):
+        sweep = min(max((res.get("tuner_configs") or {}).values(), default=1), CONFIG_SWEEP)
+        got = self.process("B", self.sweep_plan(sweep))
+        if got[0] is None or not any(r.get("ok") for r in got[0]["runs"]):
             got = self.process("B0", self.plan(self.seeds, 1))
         self.take(*got)
-        for k in range(2, min(configs, CONFIG_SWEEP)):
-            self.take(*self.process(f"C{k}", self.plan(self.seeds[:1], 1, autotune=["force", k])))
         if self.racing():
             plan = self.plan([s for s in self.seeds for _ in range(RESAMPLES)], RESAMPLES)
             got = self.process("R", plan)

@@ -129,17 +129,59 @@ def correctness(program):
     return gold
 
 
-def performance(program, visit):
+def _reference_ops(program, visit):
+    """The reference's file's test_performance cases, each called once and
+    kept as its operation (its inputs with it) while a quarter of the
+    device's memory holds them, for the candidate's cases to be timed
+    against; a case past that is timed alone here (visit's alone_ref)."""
+    import pytest
+    import torch
+    from geak_eval.perf.ROCm import performance_utils_pytest as pu
+    spec = program.spec
+    text, _ = tasks.assemble(spec["reference"], spec.get("test") or "")
+    where = os.path.join(program.dir, "ref-perf")
+    os.makedirs(where, exist_ok=True)
+    path = os.path.join(where, program.name + ".py")
+    with open(path, "w") as fp:
+        fp.write(text)
+    kept = {}
+    base = torch.cuda.memory_allocated()
+    budget = torch.cuda.get_device_properties(0).total_memory // 4
+
+    def keep(fn, key):
+        fn()
+        torch.cuda.synchronize()
+        if torch.cuda.memory_allocated() - base <= budget:
+            kept[key] = fn
+            return (1.0, 1.0, 1.0)
+        return visit(key, None, lambda _: fn(), None, None, None, alone_ref=True) or (1.0, 1.0, 1.0)
+    forget_modules(program.dir)
+    pu.TIMER = keep
+    try:
+        pytest.main([path, "-q", "-p", "no:cacheprovider", "--noconftest", "-k", "test_performance",
+                     "--rootdir", where, "-o", "python_files=*.py", "--import-mode=importlib"])
+    finally:
+        pu.TIMER = None
+        pu._RESULTS.clear()
+    return kept
+
+
+def performance(program, visit, with_reference=False):
     """Every test_performance case, through the benchmarker: visit(key,
     make, call, meta) for each, its return value the benchmarker's
-    (median, min, max) ms.  Returns each case's bytes and operations per
-    call ({key: {"gbps", "tflops"} at 1 ms}) where the file's calculators
-    give them, and raises where pytest found failures."""
+    (median, min, max) ms; with_reference, the reference's operation of
+    the same case (see _reference_ops) as visit's ref.  Returns each
+    case's bytes and operations per call ({key: {"gbps", "tflops"} at 1
+    ms}) where the file's calculators give them, and raises where pytest
+    found failures."""
     from geak_eval.perf.ROCm import performance_utils_pytest as pu
+    kept = _reference_ops(program, visit) if with_reference else {}
     pu._RESULTS.clear()
 
     def timer(fn, key):
-        got = visit(key, lambda poison=False: None, lambda _: fn(), None, None, None)
+        ref = kept.pop(key, None)
+        got = visit(key, lambda poison=False: None, lambda _: fn(), None, None, None,
+                    ref=(lambda _: ref()) if ref is not None else None)
         return got if got is not None else (1.0, 1.0, 1.0)
     pu.TIMER = timer
     try:

@@ -61,6 +61,7 @@ class Job:
         self.perf = None            # {"cases": [...], "error": ...}
         self.perf_out = {}
         self.first_done = False
+        self.spent = {}             # seconds of the tests and the checks
 
     def own_files(self):
         return {os.path.realpath(p) for p in COUNTER.files}
@@ -113,10 +114,19 @@ class Job:
         return rec["ok"]
 
     def correctness(self):
-        for seed in self.plan.get("runs") or []:
-            if not self.one_run(seed):
-                return False
-        return True
+        """The runs of the plan; each under its forced configuration where
+        the plan gives one ("force", see autotune); with "keep_going" past
+        a run that fails (the calibration's sweep of configurations, some
+        of which may not run)."""
+        forces = self.plan.get("force") or []
+        ok = True
+        for i, seed in enumerate(self.plan.get("runs") or []):
+            with _forced(forces[i] if i < len(forces) else None):
+                if not self.one_run(seed):
+                    ok = False
+                    if not self.plan.get("keep_going"):
+                        return False
+        return ok
 
     # -- performance cases, checked --
 
@@ -128,10 +138,11 @@ class Job:
         checks = int(plan.get("checks") or 1)
         more = {str(k): int(v) for k, v in (plan.get("more") or {}).items()}
         guard_poison = bool(plan.get("guard_poison"))
+        forces = plan.get("force") or []
         cases = []
         self.perf = {"cases": cases}
 
-        def visit(key, make, call, meta, host, master):
+        def visit(key, make, call, meta, host, master, ref=None, alone_ref=False):
             k = str(key)
             if k in skip:
                 return None
@@ -143,14 +154,16 @@ class Job:
             for j in range(checks + more.get(k, 0) + int(guard_poison)):
                 poisoned_zones = guard_poison and j == checks + more.get(k, 0)
                 try:
-                    outs.append(self._checked(case, make, call, master, poisoned_zones))
+                    with _forced(forces[j] if j < len(forces) else None):
+                        outs.append(self._checked(case, make, call, master, poisoned_zones))
                 except Exception as exc:  # noqa: BLE001 - the case fails, the job goes on
                     case["ok"] = False
                     case["error"] = error_info(exc, self.own_files())
                     case["device_lost"] = not device_usable(self.device)
                     if case["device_lost"]:
                         raise _DeviceLost()
-                    break
+                    if not self.plan.get("keep_going"):
+                        break
             self.perf_out[k] = outs
             self._first()
             return None
@@ -206,7 +219,7 @@ class Job:
             "nonce": self.nonce, "outputs_sha256": digest, "runs": self.runs, "perf": self.perf,
             "notes": sorted(self.program.notes), "launched": sorted(COUNTER.names),
             "tunings": autotune.choices(), "tuner_configs": autotune.counts(),
-            "secrets_in_env": guard.secret_names(),
+            "secrets_in_env": guard.secret_names(), "spent": self.spent,
         }
         _dump(os.path.join(self.dir, "result.json"), result)
 
@@ -221,6 +234,27 @@ class Job:
 
 class _DeviceLost(Exception):
     pass
+
+
+class _forced:
+    """Inside, every autotuner takes its configuration k (see autotune),
+    its earlier choices forgotten; k None leaves the policy alone."""
+
+    def __init__(self, k):
+        self.k = k
+
+    def __enter__(self):
+        if self.k is not None:
+            self.saved = autotune.STATE.policy
+            autotune.forget()
+            autotune.STATE.policy = ("force", int(self.k))
+        return self
+
+    def __exit__(self, *exc):
+        if self.k is not None:
+            autotune.forget()
+            autotune.STATE.policy = self.saved
+        return False
 
 
 def _dump(path, obj):
@@ -271,18 +305,21 @@ def _merge(job, base, seed, status):
 def run_split(job):
     """Each run in a process of its own, then the performance cases and the
     timing in one more (which writes the result)."""
+    forces = job.plan.get("force") or []
     for k, seed in enumerate(job.plan.get("runs") or []):
         base = os.path.join(job.dir, f"part-{k}")
         pid = os.fork()
         if pid == 0:
             guard.die_with_parent()
             job.runs, job.outputs = [], []
-            _part(job, base, lambda j, s=seed: j.one_run(s))
+            force = forces[k] if k < len(forces) else None
+            _part(job, base, lambda j, s=seed, f=force: _forced_run(j, s, f))
         _, status = os.waitpid(pid, 0)
         job.hooks["progress"]()
-        if not _merge(job, base, seed, status):
+        if not _merge(job, base, seed, status) and not job.plan.get("keep_going"):
             break
-    ok = all(r.get("ok") for r in job.runs)
+    ok = any(r.get("ok") for r in job.runs) if job.plan.get("keep_going") else \
+        all(r.get("ok") for r in job.runs)
     if not ok or not (job.plan.get("perf") or job.plan.get("timing")):
         job.save()
         return
@@ -302,10 +339,17 @@ def run_split(job):
         job.save()
 
 
+def _forced_run(job, seed, force):
+    with _forced(force):
+        return job.one_run(seed)
+
+
 def finish(job, ok):
     """The performance checks, the result, and the timing on go."""
+    t0 = time.monotonic()
     if ok:
         job.perf_checks()
+    job.spent["perf_checks"] = round(time.monotonic() - t0, 3)
     job.save()
     if ok and job.plan.get("timing") and job.hooks["ready"]():
         job.timing()
@@ -322,7 +366,10 @@ def main(workdir, nonce, req, hooks):
     job = Job(spec, plan, workdir, nonce, hooks)
     if plan.get("one_call") and spec.get("suite") != "rocm":
         return run_split(job)
-    finish(job, job.correctness())
+    t0 = time.monotonic()
+    ok = job.correctness()
+    job.spent["tests"] = round(time.monotonic() - t0, 3)
+    finish(job, ok)
 
 
 def _policy(p, spec):

@@ -28,6 +28,8 @@ from . import SEPARATOR, entry, guard, launches
 
 COUNTER = launches.COUNTER
 TBG_PACKAGE = "geak_eval.data.TritonBench.data.TritonBench_G_v1"
+# The reference, where the timing loads it beside the code under test.
+REF_MODULE = "geak_reference_side"
 
 # Bytes after each performance input tensor that a kernel reading past the
 # end finds: zeros, the same for every run (or, in one calibration run, the
@@ -262,8 +264,33 @@ class Program:
 
     # -- performance --
 
-    def cases(self, visit):
-        return getattr(self, "_cases_" + self.suite)(visit)
+    def cases(self, visit, with_reference=False):
+        """See the module's docstring.  With with_reference, the reference
+        is loaded beside the code (a module of its own, not watched) and
+        visit gets ref=its call on the same case too, for the timing."""
+        return getattr(self, "_cases_" + self.suite)(visit, with_reference)
+
+    def _reference_module(self, imports=""):
+        rdir = os.path.join(self.dir, "ref")
+        os.makedirs(rdir, exist_ok=True)
+        path = _write(os.path.join(rdir, self.name + ".py"),
+                      self.spec["reference"].rstrip("\n") + "\n" + imports)
+        return load_module(REF_MODULE, path)
+
+    def _reference_perf(self):
+        """The perf script again, its imports of the task's module bound to
+        the reference's: its call_op is the reference's operation."""
+        ref = self._reference_module(test_imports(self.spec.get("test"), self.name))
+        own = sys.modules[self.name], sys.modules.get(TBG_PACKAGE + "." + self.name)
+        sys.modules[self.name] = sys.modules[TBG_PACKAGE + "." + self.name] = ref
+        try:
+            ppath = _write(os.path.join(self.dir, "ref", self.name + "_perf.py"), self.spec["perf"])
+            perf = load_module(REF_MODULE + "_perf", ppath)
+        finally:
+            sys.modules[self.name] = own[0]
+            if own[1] is not None:
+                sys.modules[TBG_PACKAGE + "." + self.name] = own[1]
+        return _perf_instance(perf)
 
     def _perf_script(self):
         if self.perf_mod is None:
@@ -272,36 +299,47 @@ class Program:
             self.perf_mod = load_module(name, ppath)
         return self.perf_mod
 
-    def _cases_tbg(self, visit):
+    def _cases_tbg(self, visit, with_reference):
         if self.mod is None:
             self._load_tbg(with_test=False)
-        perf = self._perf_script()
-        from geak_eval.perf.performance_utils import Performance_Metrics
-        classes = [v for v in vars(perf).values() if isinstance(v, type)
-                   and issubclass(v, Performance_Metrics) and v is not Performance_Metrics]
-        if not classes:
-            raise RuntimeError("the perf script defines no Performance_Metrics subclass")
-        pm = classes[0]()
+        pm = _perf_instance(self._perf_script())
+        ref = self._reference_perf().call_op if with_reference else None
         guard.reseed(self.spec.get("seeds", [42])[0])
         pm.get_input_tensors()
         meta = Meta(getattr(pm, "get_gbps", None), getattr(pm, "get_tflops", None))
         host = pm.input_tensors
         for i in range(len(host)):
             inp = pm.to_cuda(host[i])  # one case on the device at a time
-            visit(i, lambda poison=False, inp=inp: clone(inp, poison), pm.call_op, meta, host[i], inp)
+            visit(i, lambda poison=False, inp=inp: clone(inp, poison), pm.call_op, meta, host[i], inp,
+                  ref=ref)
             del inp
 
-    def _cases_plain(self, visit):
+    def _cases_plain(self, visit, with_reference):
         if self.mod is None:
             self._load_plain()
         perf = self._perf_script()
+        fn = self.fn
+        ref = None
+        if with_reference:
+            rf = getattr(self._reference_module(), self.spec.get("entry") or self.name)
+            ref = lambda a: rf(*a)  # noqa: E731
         guard.reseed(self.spec.get("seeds", [42])[0])
         cases = [tuple(c) if isinstance(c, (list, tuple)) else (c,) for c in perf.perf_inputs()]
         meta = Meta(getattr(perf, "gbps", None), getattr(perf, "tflops", None))
-        fn = self.fn
         for i, inp in enumerate(cases):
-            visit(i, lambda poison=False, inp=inp: clone(inp, poison), lambda a: fn(*a), meta, inp, inp)
+            visit(i, lambda poison=False, inp=inp: clone(inp, poison), lambda a: fn(*a), meta, inp, inp,
+                  ref=ref)
 
-    def _cases_rocm(self, visit):
+    def _cases_rocm(self, visit, with_reference):
         from . import rocm
-        return rocm.performance(self, visit)
+        return rocm.performance(self, visit, with_reference)
+
+
+def _perf_instance(perf):
+    """The perf script's Performance_Metrics subclass, made."""
+    from geak_eval.perf.performance_utils import Performance_Metrics
+    classes = [v for v in vars(perf).values() if isinstance(v, type)
+               and issubclass(v, Performance_Metrics) and v is not Performance_Metrics]
+    if not classes:
+        raise RuntimeError("the perf script defines no Performance_Metrics subclass")
+    return classes[0]()
