@@ -1,0 +1,20 @@
+# The reference of the TritonBench-format task "addk" that the cheat
+# tests of tests/cheats/tbg evaluate against: elementwise x + y in
+# Triton, called by a test part that makes its own inputs.
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask),
+             mask=mask)
+
+
+def add(x, y):
+    out = torch.empty_like(x)
+    _add_kernel[(triton.cdiv(out.numel(), 128),)](x, y, out, out.numel(), BLOCK=128)
+    return out
