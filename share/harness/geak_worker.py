@@ -90,6 +90,20 @@ def probe_device():
     return info
 
 
+def _reference_cache(d):
+    """The compile cache of the reference of this job's task, where its
+    calibration compiled its kernels (this job may only read it)."""
+    root = os.environ.get("GEAK_TRITON_CACHE")
+    try:
+        with open(os.path.join(d, "job.json")) as fp:
+            ref = json.load(fp).get("reference")
+    except (OSError, ValueError):
+        return None
+    if not root or not isinstance(ref, str):
+        return None
+    return os.path.join(root, hashlib.sha256(ref.encode()).hexdigest()[:32])
+
+
 def _code_cache(d):
     """The Triton cache of the code this job runs: one directory per code
     text under GEAK_TRITON_CACHE, so that repeated runs of one code (the
@@ -133,6 +147,9 @@ def child(req, status_w, go_r):
         os.environ["TMPDIR"] = tmp
         code_cache = _code_cache(d)
         os.environ["TRITON_CACHE_DIR"] = code_cache or os.path.join(d, "triton")
+        ref_cache = _reference_cache(d)
+        if ref_cache and ref_cache != code_cache:
+            os.environ["GEAK_REF_TRITON_CACHE"] = ref_cache
         os.environ["TRITON_HOME"] = d
         os.environ["CUDA_CACHE_PATH"] = os.path.join(d, "nv")
         os.environ["PYTHONHASHSEED"] = "0"

@@ -149,12 +149,13 @@ def _reference_ops(program, visit):
     budget = torch.cuda.get_device_properties(0).total_memory // 4
 
     def keep(fn, key):
-        fn()
+        fn = tasks.on_reference_cache(lambda _, op=fn: op())
+        fn(None)
         torch.cuda.synchronize()
         if torch.cuda.memory_allocated() - base <= budget:
             kept[key] = fn
             return (1.0, 1.0, 1.0)
-        return visit(key, None, lambda _: fn(), None, None, None, alone_ref=True) or (1.0, 1.0, 1.0)
+        return visit(key, None, fn, None, None, None, alone_ref=True) or (1.0, 1.0, 1.0)
     forget_modules(program.dir)
     pu.TIMER = keep
     try:
@@ -180,8 +181,7 @@ def performance(program, visit, with_reference=False):
 
     def timer(fn, key):
         ref = kept.pop(key, None)
-        got = visit(key, lambda poison=False: None, lambda _: fn(), None, None, None,
-                    ref=(lambda _: ref()) if ref is not None else None)
+        got = visit(key, lambda poison=False: None, lambda _: fn(), None, None, None, ref=ref)
         return got if got is not None else (1.0, 1.0, 1.0)
     pu.TIMER = timer
     try:

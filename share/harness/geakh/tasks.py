@@ -195,6 +195,7 @@ class Program:
         self.mod = None
         self.again = None   # tbg: the test's result_gold call, compiled
         self.perf_mod = None
+        self.perf_cases = None  # a perf script's made inputs, kept for the timing
         self.notes = set()
         sys.path.insert(0, workdir)
 
@@ -302,10 +303,15 @@ class Program:
     def _cases_tbg(self, visit, with_reference):
         if self.mod is None:
             self._load_tbg(with_test=False)
-        pm = _perf_instance(self._perf_script())
-        ref = self._reference_perf().call_op if with_reference else None
-        guard.reseed(self.spec.get("seeds", [42])[0])
-        pm.get_input_tensors()
+        if self.perf_cases is None:
+            # Made once per process: the checks and the timing use the
+            # same inputs, and a script makes them on the host in seconds.
+            pm = _perf_instance(self._perf_script())
+            guard.reseed(self.spec.get("seeds", [42])[0])
+            pm.get_input_tensors()
+            self.perf_cases = pm
+        pm = self.perf_cases
+        ref = on_reference_cache(self._reference_perf().call_op) if with_reference else None
         meta = Meta(getattr(pm, "get_gbps", None), getattr(pm, "get_tflops", None))
         host = pm.input_tensors
         for i in range(len(host)):
@@ -322,7 +328,7 @@ class Program:
         ref = None
         if with_reference:
             rf = getattr(self._reference_module(), self.spec.get("entry") or self.name)
-            ref = lambda a: rf(*a)  # noqa: E731
+            ref = on_reference_cache(lambda a: rf(*a))
         guard.reseed(self.spec.get("seeds", [42])[0])
         cases = [tuple(c) if isinstance(c, (list, tuple)) else (c,) for c in perf.perf_inputs()]
         meta = Meta(getattr(perf, "gbps", None), getattr(perf, "tflops", None))
@@ -333,6 +339,35 @@ class Program:
     def _cases_rocm(self, visit, with_reference):
         from . import rocm
         return rocm.performance(self, visit, with_reference)
+
+
+def on_reference_cache(fn):
+    """fn calling the reference's kernels from the reference's own compile
+    cache, which its calibration filled and this job may only read
+    (GEAK_REF_TRITON_CACHE, set by the worker), so that they are not
+    compiled again in each candidate's; a kernel missing there is compiled
+    into this job's cache as usual."""
+    ref_dir = os.environ.get("GEAK_REF_TRITON_CACHE")
+    if not ref_dir or not os.path.isdir(ref_dir):
+        return fn
+
+    def call(x):
+        own = os.environ.get("TRITON_CACHE_DIR")
+        os.environ["TRITON_CACHE_DIR"] = ref_dir
+        try:
+            return fn(x)
+        except OSError:  # a kernel not there, which this job cannot write
+            if own is None:
+                os.environ.pop("TRITON_CACHE_DIR", None)
+            else:
+                os.environ["TRITON_CACHE_DIR"] = own
+            return fn(x)
+        finally:
+            if own is None:
+                os.environ.pop("TRITON_CACHE_DIR", None)
+            else:
+                os.environ["TRITON_CACHE_DIR"] = own
+    return call
 
 
 def _perf_instance(perf):
