@@ -1,15 +1,16 @@
-"""The timer: one operation, alone on the device, the median of its calls.
+"""The timer: operations alone on the device, the medians of their calls.
 
-Before each call the whole device is synchronised and L2 is flushed by
-zeroing a buffer larger than it; the start event is recorded behind the
-flush, so the host launches the call's first kernel while the flush runs
-and its launch is not what is timed.  After the call the device is
-synchronised again.  Each call gets a fresh copy of its inputs, made
-outside the timed window; the last two copies and outputs are kept alive,
-where the device has room, so that an address cannot be reused between
-calls.  The time of a call is its event time, or its synchronised wall
-time (less the flush) where the median of those is far above the events'
-(work on another stream or a thread, which the events do not see).
+Before each call L2 is flushed by zeroing a buffer larger than it, and
+the call gets a fresh copy of its inputs, made outside the timed window
+(queued: the copies and the flush are device work between the events);
+the start event is recorded behind the flush.  The timed calls are queued
+back to back (queued), the host not waiting for the device between them,
+so a call's time is the device's, as do_bench's is; the last two inputs
+and outputs are kept alive so that an address cannot be reused between
+calls.  One call of each side, at a place drawn by the run's nonce, is
+made with the whole device synchronised before and after it (timed): its
+synchronised wall time far above its event time shows work the events do
+not see (on another stream, or a thread).
 
 The functions used here are bound when the harness is imported, before
 any code under test is, and checked to be the same ones afterwards
@@ -78,6 +79,33 @@ class Bench:
         return self.elapsed(e0, e1), wall, out
 
 
+    def queued(self, calls, keep=()):
+        """Each call of calls (make, fn) made on fresh inputs from make(),
+        L2 flushed before it, queued back to back: the host does not wait
+        for the device between calls, so a call's time is its device time
+        from its first kernel's start, as do_bench's is.  Returns each
+        call's event ms, and {index: (inputs, output)} of the calls whose
+        index is in keep, once the device is done with them; the last two
+        inputs and outputs stay alive until the next call is queued, so
+        that no address is reused."""
+        events, kept, held = [], {}, []
+        self.sync()
+        for i, (make, fn) in enumerate(calls):
+            x = make()
+            e0, e1 = self.Event(enable_timing=True), self.Event(enable_timing=True)
+            self.flush_buf.zero_()
+            e0.record()
+            out = fn(x)
+            e1.record()
+            events.append((e0, e1))
+            if i in keep:
+                kept[i] = (x, out)
+            held = (held + [x, out])[-4:]
+            del x, out
+        self.sync()
+        del held
+        return [self.elapsed(e0, e1) for e0, e1 in events], kept
+
     def probe(self):
         """What the device and the host do now, for telling a later timing
         from an earlier one: the flush's bandwidth (ms) and a tiny
@@ -105,26 +133,3 @@ class Bench:
         if time.perf_counter is not self.now:
             names.append("time.perf_counter")
         return names
-
-
-def series_ms(samples):
-    """The times of a series of (event ms, wall ms) samples: event times,
-    unless the median wall time is more than twice the median event time
-    plus 0.05 ms (work the events did not see), then the larger of the two
-    per call.  Deciding on the medians keeps one call that the host was
-    slow to return from from switching clocks alone."""
-    ev = statistics.median(e for e, _ in samples)
-    wall = statistics.median(w for _, w in samples)
-    if wall > 2 * ev + 0.05:
-        return [max(e, w) for e, w in samples]
-    return [e for e, _ in samples]
-
-
-def room_for(out, copies=2):
-    """Whether the device has room for copies more outputs like out and a
-    reserve of an eighth of its memory."""
-    try:
-        free, total = torch.cuda.mem_get_info()
-    except Exception:  # noqa: BLE001 - no figures (the CPU mode): room
-        return True
-    return free > copies * values.nbytes(out) + total // 8

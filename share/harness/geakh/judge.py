@@ -275,6 +275,10 @@ class Judge:
             what = f"performance case {case['key']}, timed call"
             if case.get("launches", 0) < 1:
                 raise Verdict("perf", "cheat", f"no Triton kernel of the candidate launched on {what}")
+            if case.get("hidden_work"):
+                raise Verdict("perf", "cheat", f"{what}: the candidate did work that the timer's "
+                              "events did not see (on another stream, or a thread), where the "
+                              "reference did not")
             if ref is None or not ref.get("ok"):
                 continue
             t = self.tensors["cases"][case["key"]]
