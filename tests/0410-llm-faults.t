@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$top/tests/04lib-llm.sh"
 command -v jq >/dev/null || skip_all "jq is not installed"
-plan 54
+plan 57
 
 start_server s --key "$KEY" --models gpt-4.1 --stall-seconds 5
 
@@ -86,6 +86,17 @@ check_match "unknown model: 404 naming it" "404.*gpt-nonexistent" "$(field nomod
 
 one stall stall --stall-timeout 1 --max-attempts 1
 check_same "stalled stream: kind stall" "4 stall" "$rc $(field stall.out '.error.kind')"
+
+# A stream kept open with comments alone is never silent, so no stall is
+# seen: the request's deadline ends it.
+t0=$(date +%s)
+one comments comments --max-time 2 --stall-timeout 1
+t1=$(date +%s)
+check_same "a stream of comments only: kind timeout, exit 4" "4 timeout" \
+	"$rc $(field comments.out '.error.kind')"
+check_match "the deadline is named" "no whole answer after 2 s \\(--max-time\\)" \
+	"$(field comments.out '.error.message')"
+check "given up at the deadline, not when the server stops" [ $((t1 - t0)) -le 4 ]
 
 one cut cut --max-attempts 2
 check_same "stream without [DONE]: kind truncated, not a short answer" "4 truncated null" \
