@@ -110,7 +110,7 @@ parse_args(int argc, char **argv, struct opts *o, struct geak_llm_config *cfg)
 	}
 }
 
-/* What the generator does with a record (BRIEF loop order: task records
+/* What the generator does with a record (the loop's order: task records
  * without code, and records whose current code failed its evaluation). */
 static enum mode
 mode_of(json_t *rec)
