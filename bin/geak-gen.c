@@ -9,13 +9,13 @@
 #include <string.h>
 
 #include "extract.h"
+#include "failtext.h"
 #include "knowledge.h"
 #include "llm.h"
 #include "llmstage.h"
 #include "prompt.h"
 #include "pysig.h"
 #include "record.h"
-#include "failtext.h"
 #include "util.h"
 
 #define TRACE_MAX_DEFAULT 3000 /* bytes of test output shown in a debug prompt */

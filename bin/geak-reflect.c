@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "failtext.h"
 #include "llm.h"
 #include "llmstage.h"
 #include "memory.h"
 #include "prompt.h"
 #include "record.h"
-#include "failtext.h"
 
 struct opts {
 	long keep;          /* attempts kept in full in history */

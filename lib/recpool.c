@@ -61,17 +61,19 @@ mark_done(struct queue *q, size_t i, int verdict)
 	pthread_cond_broadcast(&q->cv);
 }
 
-/* Under q->mu: queue a record, waiting for room.  0, or -1 when the loop
- * is stopping (the record is dropped). */
+/* Queue a record, waiting for room; finished records need no slot.  0,
+ * or -1 when the loop is stopping (the record is dropped). */
 static int
 push(struct queue *q, json_t *rec, const char *raw, size_t rawlen, const char *where,
     int finished, int verdict)
 {
 	struct item *it;
 
+	pthread_mutex_lock(&q->mu);
 	while (q->n - q->low >= q->cap && !q->stop)
 		pthread_cond_wait(&q->cv, &q->mu);
 	if (q->stop) {
+		pthread_mutex_unlock(&q->mu);
 		json_decref(rec);
 		return -1;
 	}
@@ -86,6 +88,7 @@ push(struct queue *q, json_t *rec, const char *raw, size_t rawlen, const char *w
 	if (finished)
 		mark_done(q, q->n - 1, verdict);
 	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->mu);
 	return 0;
 }
 
@@ -113,25 +116,21 @@ bad_field(json_t *rec, struct geak_input *in, const char *msg)
 		geak_die(GEAK_EXIT_FATAL, "out of memory");
 }
 
-/* Under q->mu: hand a record that is to be worked on to the slots, split
- * into its parts.  0, or -1 when the loop is stopping. */
+/* Hand a record that is to be worked on to the slots, split into its
+ * parts.  0, or -1 when the loop is stopping. */
 static int
 push_work(struct queue *q, json_t *rec, const char *raw, size_t rawlen, const char *where)
 {
 	struct geak_pool *p = q->pool;
 	json_t **parts = NULL;
-	size_t n = 1;
+	size_t n = p->split ? p->split(p->arg, rec, where, &parts) : 1;
 
-	if (p->split) {
-		pthread_mutex_unlock(&q->mu);
-		n = p->split(p->arg, rec, where, &parts);
-		pthread_mutex_lock(&q->mu);
-	}
 	if (n == 0)
 		return push(q, rec, raw, rawlen, where, 1,
 		    geak_has_error(rec) ? GEAK_FAILED : GEAK_PASS);
+	/* What split kept it may have changed: it is written as it is. */
 	if (n == 1)
-		return push(q, rec, raw, rawlen, where, !p->fn, GEAK_DONE);
+		return push(q, rec, p->split ? NULL : raw, rawlen, where, !p->fn, GEAK_DONE);
 	json_decref(rec);
 	for (size_t i = 0; i < n; i++)
 		if (push(q, parts[i], NULL, 0, where, !p->fn, GEAK_DONE) < 0) {
@@ -144,7 +143,7 @@ push_work(struct queue *q, json_t *rec, const char *raw, size_t rawlen, const ch
 	return 0;
 }
 
-/* Under q->mu: one record read, or made by the source. */
+/* One record read, or made by the source. */
 static int
 take_record(struct queue *q, json_t *rec, int read_status, struct geak_input *in)
 {
@@ -178,14 +177,13 @@ read_files(struct queue *q)
 	int r;
 
 	while ((r = geak_input_next(in, &rec)) != GEAK_READ_EOF) {
-		pthread_mutex_lock(&q->mu);
-		if (r == GEAK_READ_FAIL)
+		if (r == GEAK_READ_FAIL) {
+			pthread_mutex_lock(&q->mu);
 			q->read_failed = 1;
-		else if (take_record(q, rec, r, in) < 0) {
 			pthread_mutex_unlock(&q->mu);
+		} else if (take_record(q, rec, r, in) < 0) {
 			break;
 		}
-		pthread_mutex_unlock(&q->mu);
 	}
 	geak_input_close(in);
 }
@@ -198,13 +196,9 @@ reader(void *arg)
 
 	if (p->source) {
 		json_t *rec;
-		while ((rec = p->source(p->arg))) {
-			pthread_mutex_lock(&q->mu);
-			int r = take_record(q, rec, GEAK_READ_OK, NULL);
-			pthread_mutex_unlock(&q->mu);
-			if (r < 0)
+		while ((rec = p->source(p->arg)))
+			if (take_record(q, rec, GEAK_READ_OK, NULL) < 0)
 				break;
-		}
 	} else {
 		read_files(q);
 	}

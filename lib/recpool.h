@@ -43,7 +43,9 @@ struct geak_pool {
 	 * put in *parts (a malloc'd array; the loop takes them and the
 	 * record), each given to fn and all written in the record's place;
 	 * 0: none, the record is written as it is now (failed when split
-	 * attached an error, else passed).  NULL: every record is itself. */
+	 * attached an error, else byte for byte as read).  A record split
+	 * keeps is written as new JSON even when fn leaves it alone, since
+	 * split may have changed it.  NULL: every record is itself. */
 	size_t (*split)(void *arg, json_t *rec, const char *where, json_t ***parts);
 	/* In a slot thread: GEAK_DONE, GEAK_PASS or GEAK_FAILED.  NULL: every
 	 * record is GEAK_DONE. */
