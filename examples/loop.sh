@@ -86,6 +86,7 @@ on_signal() {
 }
 trap 'on_signal 15' TERM
 trap 'on_signal 2' INT
+trap 'rm -f "$out/.geak.check" "$out/best.jsonl.tmp"' EXIT
 
 # run COMMAND...: run it as the current step; its exit status.
 run() {
@@ -129,16 +130,15 @@ preflight() {
 	[ -n "$checked" ] && return 0
 	checked=1
 	# shellcheck disable=SC2086  # a word list
-	run geak-gen --check ${GEAK_LLM_FLAGS:-} > "$out/.check" 2>&1
+	run geak-gen --check ${GEAK_LLM_FLAGS:-} > "$out/.geak.check" 2>&1
 	s=$?
 	if [ "$s" -ne 0 ]; then
-		sed "s/^/$prog: /" "$out/.check" >&2
-		rm -f "$out/.check"
+		sed "s/^/$prog: /" "$out/.geak.check" >&2
 		echo "$prog: the model provider does not work (geak-gen --check); nothing was run" >&2
 		exit 4
 	fi
-	[ -n "$verbose" ] && sed "s/^/$prog: /" "$out/.check" >&2
-	rm -f "$out/.check"
+	[ -n "$verbose" ] && sed "s/^/$prog: /" "$out/.geak.check" >&2
+	rm -f "$out/.geak.check"
 }
 model_step() {
 	[ -f "$1" ] && return 0

@@ -78,6 +78,7 @@ stop_runs() {
 }
 trap 'stop_runs 15' TERM
 trap 'stop_runs 2' INT
+trap 'rm -f "$out/best.jsonl.tmp"' EXIT
 
 # One line per run: "RUN GPU" (GPU "-" for none).
 r=0
