@@ -10,6 +10,7 @@
 #include "benchsrc.h"
 #include "pysig.h"
 #include "record.h"
+#include "recpool.h"
 #include "util.h"
 
 /* What a file is, known from its place in the upstream layouts. */
@@ -721,49 +722,66 @@ collect_tasks(struct store *st, size_t *n)
 	return tasks;
 }
 
-/* Records (or ids) of the selected tasks, then one error record per
- * --ids entry that named no task.  Returns the exit status. */
+/* The ids of the selected tasks, one per line. */
+static int
+list_ids(const struct task *tasks, size_t n, const struct ctx *c)
+{
+	int status = GEAK_EXIT_OK;
+
+	for (size_t i = 0; i < n; i++)
+		if (tasks[i].selected && printf("%s/%s\n", tasks[i].suite, tasks[i].kernel->name) < 0) {
+			geak_warn("stdout: write failed:");
+			return GEAK_EXIT_FATAL;
+		}
+	for (size_t j = 0; j < c->o->nids; j++)
+		if (!c->o->id_used[j]) {
+			geak_warn("--ids: no task '%s' in the sources", c->o->ids[j]);
+			status = GEAK_EXIT_RECORDS;
+		}
+	return geak_fshut(stdout, "stdout") < 0 ? GEAK_EXIT_FATAL : status;
+}
+
+/* The records to write: each selected task, then one error record per
+ * --ids entry that named no task. */
+struct emit {
+	struct task *tasks;
+	size_t n, next, next_id;
+	const struct ctx *c;
+};
+
+static json_t *
+next_record(void *arg)
+{
+	struct emit *e = arg;
+	const struct opts *o = e->c->o;
+	json_t *rec;
+
+	while (e->next < e->n && !e->tasks[e->next].selected)
+		e->next++;
+	if (e->next < e->n)
+		return build(&e->tasks[e->next++], e->c);
+	while (e->next_id < o->nids && o->id_used[e->next_id])
+		e->next_id++;
+	if (e->next_id == o->nids)
+		return NULL;
+	const char *id = o->ids[e->next_id++];
+	geak_warn("--ids: no task '%s' in the sources", id);
+	if (!(rec = json_pack("{s:i, s:s}", "schema", GEAK_SCHEMA, "id", id)))
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+	geak_set_error(rec, "import", "no_task", "no task '%s' in the sources", id);
+	return rec;
+}
+
+/* Records (or ids) of the selected tasks.  Returns the exit status. */
 static int
 emit_all(struct task *tasks, size_t n, const struct ctx *c)
 {
-	struct geak_output out;
-	int status = GEAK_EXIT_OK;
+	struct emit e = { tasks, n, 0, 0, c };
+	struct geak_pool pool = { .source = next_record, .arg = &e };
 
-	geak_output_init(&out, stdout, "stdout");
-	for (size_t i = 0; i < n; i++) {
-		if (!tasks[i].selected)
-			continue;
-		if (c->o->list) {
-			if (printf("%s/%s\n", tasks[i].suite, tasks[i].kernel->name) < 0) {
-				status = GEAK_EXIT_FATAL;
-				break;
-			}
-			continue;
-		}
-		json_t *rec = build(&tasks[i], c);
-		if (geak_has_error(rec))
-			status = GEAK_EXIT_RECORDS;
-		if (geak_output_write(&out, rec) < 0)
-			status = GEAK_EXIT_FATAL;
-		json_decref(rec);
-	}
-	for (size_t j = 0; j < c->o->nids; j++) {
-		if (c->o->id_used[j])
-			continue;
-		geak_warn("--ids: no task '%s' in the sources", c->o->ids[j]);
-		status = status == GEAK_EXIT_FATAL ? status : GEAK_EXIT_RECORDS;
-		if (c->o->list)
-			continue;
-		json_t *rec = json_pack("{s:i, s:s}", "schema", GEAK_SCHEMA, "id", c->o->ids[j]);
-		geak_set_error(rec, "import", "no_task", "no task '%s' in the sources",
-		    c->o->ids[j]);
-		if (geak_output_write(&out, rec) < 0)
-			status = GEAK_EXIT_FATAL;
-		json_decref(rec);
-	}
-	if (geak_output_close(&out) < 0)
-		status = GEAK_EXIT_FATAL;
-	return status;
+	if (c->o->list)
+		return list_ids(tasks, n, c);
+	return geak_pool_run(&pool);
 }
 
 int

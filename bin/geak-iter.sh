@@ -5,13 +5,28 @@
 #   geak-iter.sh eval  IN OUT [ITER]    geak-eval, then with ITER a progress
 #                                       line when stderr is a terminal or
 #                                       GEAK_VERBOSE is set
-#   geak-iter.sh next  IN OUT ITER      geak-reflect | geak-opt | geak-gen
+#   geak-iter.sh next  IN OUT ITER      geak-reflect | geak-opt | geak-retrieve
+#                                       | geak-gen (the example retrieved
+#                                       again, by the code to be debugged)
 #   geak-iter.sh progress ITER FILE     one progress line on stderr
 #
-# OUT is written as OUT.tmp and renamed only when every stage finished, so
-# a step killed at any point leaves no OUT and is simply run again: a loop
-# of these steps resumes where it stopped.  A stage's exit status 1 (some
-# records carry an error) is part of normal work; 2 or more stops the step.
+# OUT is written as OUT.tmp and renamed only when every stage exited 0 or
+# 1, so a step stopped at any point leaves no OUT and is simply run again:
+# a loop of these steps resumes where it stopped.  The model's answers of
+# a step are kept in OUT.journal until OUT is written (--journal, see
+# geak-gen(1)), so that a step run again asks only what it has no answer
+# to.  The folder of OUT is locked (flock(1) on its .geak.lock) while the
+# step runs, unless GEAK_LOCKED names it, as loop.sh does for the folder
+# it holds: a second step there fails at once, and clearly.
+#
+# On SIGTERM or SIGINT the stages are sent SIGTERM and waited for (they
+# finish the model calls in flight, so that the journal keeps them), OUT
+# is not written, and the step exits 128 plus the signal's number.
+# Exit status: 0, OUT written; 2, bad usage; 3, a stage failed; 4, a stage
+# said its records failed for reasons that are not theirs (a refused key,
+# the network, the provider, the budget): OUT is not written, the cause
+# is to be fixed, and the step run again.
+#
 # Tool flags come from GEAK_LLM_FLAGS (geak-gen, geak-reflect, geak-opt),
 # GEAK_RETRIEVE_FLAGS, GEAK_GEN_FLAGS, GEAK_EVAL_FLAGS, GEAK_REFLECT_FLAGS,
 # GEAK_OPT_FLAGS; each is split at white space.
@@ -28,42 +43,108 @@ usage() {
 	exit 2
 }
 
-# Run "$@" as one pipeline stage; its status goes to the named file.
-stage() {
-	st=$1
-	shift
-	"$@"
-	echo $? > "$st"
+# lock DIR: hold DIR's lock for the life of this shell.
+lock() {
+	dir=$(cd "$1" && pwd) || die "$1: no such folder"
+	[ "${GEAK_LOCKED:-}" = "$dir" ] && return 0
+	command -v flock >/dev/null 2>&1 || die "flock(1) is needed (util-linux)"
+	exec 9>>"$dir/.geak.lock" || die "$dir: cannot make its lock file"
+	if ! flock -n 9; then
+		die "$dir is in use by another run (pid $(head -n 1 "$dir/.geak.lock" 2>/dev/null)); stop it or wait for it"
+	fi
+	: > "$dir/.geak.lock"
+	echo $$ >&9
 }
 
-# Every stage status must be 0 or 1.
-check_status() {
-	for st in "$@"; do
-		s=$(cat "$st" 2>/dev/null) || s=99
-		if [ "$s" -gt 1 ]; then
-			return 1
-		fi
+# The stages run in the background, each its own process, joined by
+# named pipes in a private folder, so that each can be stopped and waited
+# for by its pid.
+tmpd=
+pids=
+names=
+caught=
+
+cleanup() {
+	[ -n "$tmpd" ] && rm -rf "$tmpd"
+	tmpd=
+}
+
+on_signal() {
+	caught=$1
+	# shellcheck disable=SC2086  # a list of pids
+	[ -n "$pids" ] && kill -TERM $pids 2>/dev/null
+}
+trap 'on_signal 15' TERM
+trap 'on_signal 2' INT
+trap cleanup EXIT
+
+pipes() {
+	tmpd=$(mktemp -d "${TMPDIR:-/tmp}/geak-iter.XXXXXX") || die "cannot make a temporary folder"
+	for p in "$@"; do
+		mkfifo "$tmpd/$p" || die "cannot make a pipe in $tmpd"
 	done
 }
 
-finish() {
-	out=$1
-	shift
-	if check_status "$@"; then
-		mv -f "$out.tmp" "$out" || die "cannot rename $out.tmp"
-		rm -f "$@"
-	else
-		rm -f "$out.tmp" "$@"
-		die "a stage failed; $out not written"
-	fi
+# spawn NAME IN OUT COMMAND...: a stage reading IN and writing OUT.
+spawn() {
+	name=$1 in=$2 to=$3
+	shift 3
+	"$@" < "$in" > "$to" &
+	pids="$pids $!"
+	names="$names $name"
 }
 
-set_run() {
-	if [ -n "$1" ]; then
-		jq -c --argjson run "$1" '.run = $run'
-	else
-		cat
+# Wait for every stage; the worst status: 0 or 1 all is well, 4 some
+# records failed for reasons not theirs, else the first failure.
+# Reports each stage that failed.
+join() {
+	worst=0
+	# shellcheck disable=SC2086  # lists of pids and names
+	[ -n "$caught" ] && kill -TERM $pids 2>/dev/null
+	# shellcheck disable=SC2086
+	set -- $names
+	for pid in $pids; do
+		name=$1
+		shift
+		while :; do
+			wait "$pid"
+			s=$?
+			# A trap cut the wait short: the stage is still finishing.
+			if [ -n "$caught" ] && kill -0 "$pid" 2>/dev/null; then
+				continue
+			fi
+			break
+		done
+		[ -n "$caught" ] && continue
+		if [ "$s" -eq 4 ]; then
+			echo "$prog: $name: its records failed for reasons that are not theirs (see above)" >&2
+			[ "$worst" -le 1 ] && worst=4
+		elif [ "$s" -gt 1 ]; then
+			echo "$prog: $name exited $s" >&2
+			[ "$worst" -le 1 ] || [ "$worst" -eq 4 ] && worst=3
+		fi
+	done
+	pids=
+	return "$worst"
+}
+
+# finish OUT STATUS: commit OUT, or say why not and exit.
+finish() {
+	out=$1 s=$2
+	if [ -n "$caught" ]; then
+		rm -f "$out.tmp"
+		echo "$prog: stopped by signal $caught; $out not written" >&2
+		exit $((128 + caught))
 	fi
+	if [ "$s" -le 1 ]; then
+		mv -f "$out.tmp" "$out" || die "cannot rename $out.tmp"
+		rm -f "$out.journal"
+		return 0
+	fi
+	rm -f "$out.tmp"
+	[ -s "$out.journal" ] && extra="; the answers so far are kept in $out.journal" || extra=
+	echo "$prog: $out not written$extra" >&2
+	exit "$s"
 }
 
 [ $# -ge 1 ] || usage
@@ -75,16 +156,25 @@ first)
 	[ $# -ge 2 ] || usage
 	tasks=$1 out=$2 run=${3:-}
 	[ -r "$tasks" ] || die "$tasks: cannot read"
-	{ stage "$out.s1" set_run "$run" < "$tasks" |
-		stage "$out.s2" geak-retrieve ${GEAK_RETRIEVE_FLAGS:-} |
-		stage "$out.s3" geak-gen ${GEAK_LLM_FLAGS:-} ${GEAK_GEN_FLAGS:-} \
-			> "$out.tmp"; }
-	finish "$out" "$out.s1" "$out.s2" "$out.s3"
+	lock "$(dirname "$out")"
+	pipes runs retrieved
+	if [ -n "$run" ]; then
+		spawn jq "$tasks" "$tmpd/runs" jq -c --argjson run "$run" '.run = $run'
+	else
+		spawn cat "$tasks" "$tmpd/runs" cat
+	fi
+	spawn geak-retrieve "$tmpd/runs" "$tmpd/retrieved" geak-retrieve ${GEAK_RETRIEVE_FLAGS:-}
+	spawn geak-gen "$tmpd/retrieved" "$out.tmp" \
+		geak-gen ${GEAK_LLM_FLAGS:-} --journal "$out.journal" ${GEAK_GEN_FLAGS:-}
+	join
+	finish "$out" $?
 	;;
 eval)
 	[ $# -eq 2 ] || [ $# -eq 3 ] || usage
-	stage "$2.s1" geak-eval ${GEAK_EVAL_FLAGS:-} < "$1" > "$2.tmp"
-	finish "$2" "$2.s1"
+	lock "$(dirname "$2")"
+	spawn geak-eval "$1" "$2.tmp" geak-eval ${GEAK_EVAL_FLAGS:-}
+	join
+	finish "$2" $?
 	if [ $# -eq 3 ] && { [ -t 2 ] || [ -n "${GEAK_VERBOSE:-}" ]; }; then
 		"$0" progress "$3" "$2"
 	fi
@@ -92,11 +182,17 @@ eval)
 next)
 	[ $# -eq 3 ] || usage
 	in=$1 out=$2 iter=$3
-	{ stage "$out.s1" geak-reflect ${GEAK_LLM_FLAGS:-} ${GEAK_REFLECT_FLAGS:-} < "$in" |
-		stage "$out.s2" geak-opt --iter "$iter" ${GEAK_LLM_FLAGS:-} ${GEAK_OPT_FLAGS:-} |
-		stage "$out.s3" geak-gen ${GEAK_LLM_FLAGS:-} ${GEAK_GEN_FLAGS:-} \
-			> "$out.tmp"; }
-	finish "$out" "$out.s1" "$out.s2" "$out.s3"
+	lock "$(dirname "$out")"
+	pipes reflected optimised retrieved
+	spawn geak-reflect "$in" "$tmpd/reflected" \
+		geak-reflect ${GEAK_LLM_FLAGS:-} --journal "$out.journal" ${GEAK_REFLECT_FLAGS:-}
+	spawn geak-opt "$tmpd/reflected" "$tmpd/optimised" \
+		geak-opt --iter "$iter" ${GEAK_LLM_FLAGS:-} --journal "$out.journal" ${GEAK_OPT_FLAGS:-}
+	spawn geak-retrieve "$tmpd/optimised" "$tmpd/retrieved" geak-retrieve ${GEAK_RETRIEVE_FLAGS:-}
+	spawn geak-gen "$tmpd/retrieved" "$out.tmp" \
+		geak-gen ${GEAK_LLM_FLAGS:-} --journal "$out.journal" ${GEAK_GEN_FLAGS:-}
+	join
+	finish "$out" $?
 	;;
 progress)
 	[ $# -eq 2 ] || usage

@@ -4,6 +4,7 @@
  * candidate passed or its lineage is stuck. */
 #include <getopt.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,13 +20,26 @@ struct opts {
 	long iter;          /* iteration of the new candidates; < 0: iter + 1 */
 	const char *prompts;
 	int verbose;
-	size_t optimized, restarted, fresh;
+	int unmeasured;     /* optimize what no speed was measured for */
+	atomic_size_t optimized, restarted, fresh, unasked;
 };
 
 static json_t *
 num_text(json_t *v, const char *fmt)
 {
 	return json_is_number(v) ? json_sprintf(fmt, json_number_value(v)) : json_null();
+}
+
+/* How many entries of best have a measured speedup. */
+static size_t
+measured(json_t *best)
+{
+	json_t *e;
+	size_t i, n = 0;
+
+	json_array_foreach(best, i, e)
+		n += json_is_number(json_object_get(e, "speedup"));
+	return n;
 }
 
 /* The best list as the template shows it: slowest first, numbered. */
@@ -50,11 +64,15 @@ static char *
 render(json_t *rec, const char *where, const struct opts *o, int restart)
 {
 	json_t *best = json_object_get(rec, "best"), *sigs = geak_get(rec, "task.signatures");
-	json_t *vars = json_pack("{s:O, s:O, s:b, s:I, s:b, s:I, s:o}",
+	size_t n = json_array_size(best), timed = measured(best);
+	/* best is ordered by speed only as far as speed was measured: the
+	 * prompt says which order the model is shown. */
+	json_t *vars = json_pack("{s:O, s:O, s:b, s:I, s:b, s:I, s:o, s:b, s:b, s:b}",
 	    "task", json_object_get(rec, "task") ? json_object_get(rec, "task") : json_null(),
 	    "signatures", sigs ? sigs : json_null(), "has_signatures", json_array_size(sigs) > 0,
-	    "count", (json_int_t)json_array_size(best), "restart", restart,
-	    "max_debug", (json_int_t)o->mem.max_debug, "ancestors", ancestors(best));
+	    "count", (json_int_t)n, "restart", restart,
+	    "max_debug", (json_int_t)o->mem.max_debug, "ancestors", ancestors(best),
+	    "by_speed", timed == n, "by_age", timed == 0, "partly_by_speed", timed > 0 && timed < n);
 	char *err = NULL, *text = geak_prompt_render_file(o->prompts, "opt.txt", vars, &err);
 
 	json_decref(vars);
@@ -62,7 +80,9 @@ render(json_t *rec, const char *where, const struct opts *o, int restart)
 		geak_warn("%s: prompt: %s", where, err ? err : "cannot render");
 		geak_set_error(rec, "prompt", "template", "%s", err ? err : "cannot render");
 		free(err);
+		return NULL;
 	}
+	geak_utf8_scrub(text); /* a user's template may not be UTF-8 */
 	return text;
 }
 
@@ -90,40 +110,59 @@ start_over(json_t *rec, const struct opts *o)
 	set_iter(rec, o);
 }
 
-static char *
-make_prompt(json_t *rec, const char *where, void *ctx)
+/* A speed to beat, or a request to optimize without one (--unmeasured). */
+static int
+worth_optimizing(json_t *rec, const struct opts *o)
+{
+	return o->unmeasured || measured(json_object_get(rec, "best")) > 0;
+}
+
+static int
+make_prompt(json_t *rec, const char *where, void *ctx, char **prompt)
 {
 	struct opts *o = ctx;
 
 	switch (geak_memory_update(rec, &o->mem)) {
 	case GEAK_NEXT_OPTIMIZE:
-		o->optimized++;
-		return render(rec, where, o, 0);
-	case GEAK_NEXT_RESTART:
-		if (json_array_size(json_object_get(rec, "best")) == 0) {
-			o->fresh++;
-			start_over(rec, o);
-			return NULL;
+		if (!worth_optimizing(rec, o)) {
+			/* Nothing says a new kernel would be faster: the lineage
+			 * rests on its correct kernel. */
+			atomic_fetch_add(&o->unasked, 1);
+			return GEAK_DONE;
 		}
-		o->restarted++;
-		return render(rec, where, o, 1);
+		atomic_fetch_add(&o->optimized, 1);
+		break;
+	case GEAK_NEXT_RESTART:
+		if (json_array_size(json_object_get(rec, "best")) == 0 || !worth_optimizing(rec, o)) {
+			atomic_fetch_add(&o->fresh, 1);
+			start_over(rec, o);
+			return GEAK_DONE;
+		}
+		atomic_fetch_add(&o->restarted, 1);
+		*prompt = render(rec, where, o, 1);
+		return *prompt ? GEAK_DONE : GEAK_FAILED;
+	case GEAK_NEXT_DEBUG:
+		return GEAK_DONE; /* the counter moved; geak-gen debugs it */
 	default:
-		return NULL; /* not evaluated, or geak-gen debugs it */
+		return GEAK_PASS; /* not evaluated: untouched */
 	}
+	*prompt = render(rec, where, o, 0);
+	return *prompt ? GEAK_DONE : GEAK_FAILED;
 }
 
 static int
-apply(json_t *rec, const char *answer, void *ctx)
+apply(json_t *rec, const char *answer, const struct geak_llm_reply *reply, void *ctx)
 {
 	const struct opts *o = ctx;
 	struct geak_extract ex;
 	char sha[65];
 
 	if (geak_extract_code(answer, &ex) < 0) {
-		geak_set_error(rec, "extract", "no_code", "no code in the model's answer: %s",
-		    ex.why ? ex.why : "unknown");
+		geak_set_error(rec, "extract", "no_code", "no code in the model's answer: %s%s",
+		    ex.why ? ex.why : "unknown", reply->finish_reason &&
+		    !strcmp(reply->finish_reason, "length") ? " (the answer was cut at --max-tokens)" : "");
 		geak_extract_free(&ex);
-		return 1;
+		return GEAK_FAILED;
 	}
 	geak_sha256_hex(ex.code, strlen(ex.code), sha);
 	json_object_set_new(rec, "code", json_string(ex.code));
@@ -137,18 +176,16 @@ apply(json_t *rec, const char *answer, void *ctx)
 	json_object_del(rec, "eval");
 	json_object_del(rec, "reflection");
 	geak_extract_free(&ex);
-	return 0;
+	return GEAK_DONE;
 }
 
 static void
-progress(size_t done, size_t calls, void *ctx)
+counts(struct opts *o)
 {
-	const struct opts *o = ctx;
-
-	if (o->verbose)
-		fprintf(stderr, "%s: %zu records, %zu calls: %zu optimized, %zu stuck lineages "
-		    "restarted from best, %zu started over\n", geak_prog, done, calls,
-		    o->optimized, o->restarted, o->fresh);
+	geak_warn("%zu optimized, %zu correct without a measured speed left as they are, "
+	    "%zu stuck lineages restarted from best, %zu started over",
+	    atomic_load(&o->optimized), atomic_load(&o->unasked), atomic_load(&o->restarted),
+	    atomic_load(&o->fresh));
 }
 
 static void
@@ -162,6 +199,7 @@ usage(FILE *fp)
 	    "      --count-rule R    v2: count every failed round (default);\n"
 	    "                        v1: count only once a correct candidate exists\n"
 	    "      --iter N          iteration number of the new candidates (default iter+1)\n"
+	    "      --unmeasured      optimize also when no speed was measured (CPU)\n"
 	    "      --prompts DIR     look for prompt templates in DIR first\n"
 	    "  -v, --verbose         progress and the resolved endpoint on stderr\n"
 	    "  -h, --help            this help\n"
@@ -173,13 +211,15 @@ usage(FILE *fp)
 static void
 parse_args(int argc, char **argv, struct opts *o, struct geak_llm_config *cfg)
 {
-	enum { OPT_VERSION = 0x1000, OPT_ANCESTORS, OPT_MAX_DEBUG, OPT_RULE, OPT_ITER, OPT_PROMPTS };
+	enum { OPT_VERSION = 0x1000, OPT_ANCESTORS, OPT_MAX_DEBUG, OPT_RULE, OPT_ITER, OPT_PROMPTS,
+	    OPT_UNMEASURED };
 	static const struct option longopts[] = {
 		{ "ancestors", required_argument, NULL, OPT_ANCESTORS },
 		{ "max-debug", required_argument, NULL, OPT_MAX_DEBUG },
 		{ "count-rule", required_argument, NULL, OPT_RULE },
 		{ "iter", required_argument, NULL, OPT_ITER },
 		{ "prompts", required_argument, NULL, OPT_PROMPTS },
+		{ "unmeasured", no_argument, NULL, OPT_UNMEASURED },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -210,6 +250,7 @@ parse_args(int argc, char **argv, struct opts *o, struct geak_llm_config *cfg)
 			break;
 		case OPT_ITER: o->iter = geak_parse_long(optarg, "--iter", 0, 1000000000); break;
 		case OPT_PROMPTS: o->prompts = optarg; break;
+		case OPT_UNMEASURED: o->unmeasured = 1; break;
 		case 'v': o->verbose = cfg->verbose = 1; break;
 		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") ? GEAK_EXIT_FATAL : 0);
 		case OPT_VERSION: geak_print_version(); exit(0);
@@ -224,6 +265,7 @@ main(int argc, char **argv)
 	struct opts o = { .mem = { 5, 5, GEAK_COUNT_V2 }, .iter = -1 };
 	struct geak_llm_config cfg;
 	struct geak_llm_stage st = { 0 };
+	int status;
 
 	geak_setprog(argv[0]);
 	geak_llm_config_init(&cfg);
@@ -231,6 +273,9 @@ main(int argc, char **argv)
 	st.prompt = make_prompt;
 	st.apply = apply;
 	st.ctx = &o;
-	st.progress = progress;
-	return geak_llm_stage_main(&st, &cfg, argv + optind, argc - optind);
+	st.verbose = o.verbose;
+	status = geak_llm_stage_main(&st, &cfg, argv + optind, argc - optind);
+	if (o.verbose && !cfg.check)
+		counts(&o);
+	return status;
 }

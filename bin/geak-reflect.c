@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "failtext.h"
 #include "llm.h"
 #include "llmstage.h"
 #include "memory.h"
@@ -37,26 +38,6 @@ tail_text(const char *s, size_t max)
 	if (*from)
 		from++;
 	return geak_xasprintf("[... %zu bytes cut ...]\n%s", (size_t)(from - s), from);
-}
-
-static char *
-trace_of(json_t *eval, size_t max)
-{
-	struct geak_buf b = { 0 };
-	const char *msg = json_string_value(json_object_get(eval, "message"));
-	const char *err = json_string_value(json_object_get(eval, "stderr_tail"));
-	const char *out = json_string_value(json_object_get(eval, "stdout_tail"));
-	char *t;
-
-	if (msg && *msg)
-		geak_buf_printf(&b, "%s\n", msg);
-	if (err && *err)
-		geak_buf_printf(&b, "%s\n", err);
-	else if (out && *out)
-		geak_buf_printf(&b, "%s\n", out);
-	t = tail_text(b.data ? b.data : "", max);
-	geak_buf_free(&b);
-	return t;
 }
 
 static const char *
@@ -143,11 +124,11 @@ prompt_vars(json_t *rec, const struct opts *o)
 {
 	json_t *vars = json_copy(rec), *eval = json_object_get(rec, "eval");
 	json_t *speedup = json_object_get(eval, "speedup");
-	char *trace = trace_of(eval, (size_t)o->max_trace);
+	char *trace = geak_fail_text(eval, (size_t)o->max_trace);
 	const char *test = geak_get_str(rec, "task.test");
 	char *test_cut = tail_text(test ? test : "", (size_t)o->max_trace);
 
-	json_object_set_new(vars, "trace", json_string(trace));
+	json_object_set_new(vars, "trace", json_string(trace ? trace : ""));
 	json_object_set_new(vars, "test", json_string(test_cut));
 	json_object_set_new(vars, "timings", timings(eval));
 	json_object_set_new(vars, "past", past_attempts(json_object_get(rec, "history")));
@@ -166,26 +147,28 @@ prompt_vars(json_t *rec, const struct opts *o)
 	return vars;
 }
 
-static char *
-make_prompt(json_t *rec, const char *where, void *ctx)
+static int
+make_prompt(json_t *rec, const char *where, void *ctx, char **prompt)
 {
 	const struct opts *o = ctx;
 	enum geak_outcome out = geak_outcome(rec);
 	json_t *vars;
-	char *text, *err = NULL;
+	char *err = NULL;
 
 	if (out == GEAK_OUT_NONE || !geak_absent(rec, "reflection"))
-		return NULL;
+		return GEAK_PASS;
 	vars = prompt_vars(rec, o);
-	text = geak_prompt_render_file(o->prompts, template_for(out, json_object_get(rec, "eval")),
-	    vars, &err);
+	*prompt = geak_prompt_render_file(o->prompts,
+	    template_for(out, json_object_get(rec, "eval")), vars, &err);
 	json_decref(vars);
-	if (!text) {
+	if (!*prompt) {
 		geak_warn("%s: prompt: %s", where, err ? err : "cannot render");
 		geak_set_error(rec, "prompt", "template", "%s", err ? err : "cannot render");
 		free(err);
+		return GEAK_FAILED;
 	}
-	return text;
+	geak_utf8_scrub(*prompt); /* a user's template may not be UTF-8 */
+	return GEAK_DONE;
 }
 
 /* The body of the ```reflection fence the prompt asks for; else the
@@ -252,7 +235,7 @@ summarise(json_t *a, long lines)
 }
 
 static int
-apply(json_t *rec, const char *answer, void *ctx)
+apply(json_t *rec, const char *answer, const struct geak_llm_reply *reply, void *ctx)
 {
 	const struct opts *o = ctx;
 	char *refl = reflection_text(answer);
@@ -270,16 +253,8 @@ apply(json_t *rec, const char *answer, void *ctx)
 		summarise(json_array_get(hist, i), o->summary_lines);
 	json_object_set_new(rec, "reflection", json_string(refl));
 	free(refl);
-	return 0;
-}
-
-static void
-progress(size_t done, size_t calls, void *ctx)
-{
-	const struct opts *o = ctx;
-
-	if (o->verbose)
-		fprintf(stderr, "%s: %zu records, %zu reflections\n", geak_prog, done, calls);
+	(void)reply;
+	return GEAK_DONE;
 }
 
 static void
@@ -338,6 +313,6 @@ main(int argc, char **argv)
 	st.apply = apply;
 	st.ctx = &o;
 	st.keep_llm_field = 1;
-	st.progress = progress;
+	st.verbose = o.verbose;
 	return geak_llm_stage_main(&st, &cfg, argv + optind, argc - optind);
 }

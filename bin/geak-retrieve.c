@@ -10,6 +10,7 @@
 #include "bm25.h"
 #include "corpus.h"
 #include "record.h"
+#include "recpool.h"
 #include "util.h"
 
 #define DEFAULT_THRESHOLD 0.8
@@ -206,14 +207,11 @@ choose_query(const struct retrieve *r, json_t *rec, const char *where, enum mode
 	if (*mode == MODE_AUTO)
 		*mode = code && *code ? MODE_CODE : MODE_INSTRUCTION;
 	if (*mode == MODE_CODE && !code) {
-		geak_warn("%s: field 'code': missing or not a string", where);
-		geak_set_error(rec, "input", "bad_field", "field 'code': missing or not a string");
+		geak_bad_field(rec, where, "field 'code': missing (want a string)");
 		return NULL;
 	}
 	if (*mode == MODE_INSTRUCTION && !instr) {
-		geak_warn("%s: field 'task.instruction': missing or not a string", where);
-		geak_set_error(rec, "input", "bad_field",
-			"field 'task.instruction': missing or not a string");
+		geak_bad_field(rec, where, "field 'task.instruction': missing (want a string)");
 		return NULL;
 	}
 	return *mode == MODE_CODE ? code : instr;
@@ -235,7 +233,7 @@ excluded_ids(const struct retrieve *r)
 }
 
 static int
-retrieve_one(json_t *rec, const char *where, void *ctx)
+retrieve_one(void *ctx, json_t *rec, const char *where)
 {
 	struct retrieve *r = ctx;
 	enum mode mode;
@@ -245,7 +243,7 @@ retrieve_one(json_t *rec, const char *where, void *ctx)
 	json_t *excluded = json_null(), *best, *all;
 
 	if (!query)
-		return 1;
+		return GEAK_FAILED;
 	memset(r->excluded, 0, n);
 	if (r->guard && reference)
 		excluded = json_integer((json_int_t)geak_index_near_duplicates(r->ix, reference,
@@ -272,7 +270,7 @@ retrieve_one(json_t *rec, const char *where, void *ctx)
 		json_object_del(rec, "oneshots");
 		json_decref(all);
 	}
-	return 0;
+	return GEAK_DONE;
 }
 
 int
@@ -367,7 +365,11 @@ main(int argc, char **argv)
 	}
 	r.excluded = geak_xcalloc(geak_index_count(r.ix) + 1, 1);
 	r.hits = geak_xcalloc(r.k, sizeof *r.hits);
-	status = geak_filter(argv + optind, argc - optind, retrieve_one, &r);
+	struct geak_pool pool = {
+		.paths = argv + optind, .npaths = argc - optind, .nslots = 1,
+		.fn = retrieve_one, .arg = &r,
+	};
+	status = geak_pool_run(&pool);
 	free(r.excluded);
 	free(r.hits);
 	geak_index_close(r.ix);

@@ -8,6 +8,7 @@
 #include "memory.h"
 #include "metrics.h"
 #include "record.h"
+#include "recpool.h"
 #include "report.h"
 
 /* One evaluated candidate: a record's current code or a best entry. */
@@ -147,8 +148,8 @@ note_usage(struct task *t, json_t *rec, long run)
 		l->output_tokens = int_field(u, "output_tokens", 0);
 }
 
-static void
-take_record(json_t *rec)
+static int
+take_record(void *arg, json_t *rec, const char *where)
 {
 	const char *id = geak_get_str(rec, "id");
 	json_t *best, *e, *d;
@@ -156,6 +157,7 @@ take_record(json_t *rec)
 	struct cand c;
 	size_t i;
 
+	(void)arg, (void)where;
 	if (!id)
 		id = geak_get_str(rec, "task.name");
 	if (!id)
@@ -193,6 +195,15 @@ take_record(json_t *rec)
 		c.seq = seq++;
 		add_cand(t, &c);
 	}
+	return GEAK_PASS;
+}
+
+/* Every line counts: a task that only ever failed did not pass. */
+static void
+count_record(void *arg, int verdict)
+{
+	(void)verdict;
+	++*(size_t *)arg;
 }
 
 /* Rank of an outcome for picking: correct beats merely running. */
@@ -296,7 +307,8 @@ write_selection(struct geak_output *out, long beam)
 		struct task *t = &tasks[i];
 		long n = 0;
 
-		qsort(t->cands, t->ncands, sizeof *t->cands, cand_cmp);
+		if (t->ncands > 1)
+			qsort(t->cands, t->ncands, sizeof *t->cands, cand_cmp);
 		do {
 			const struct cand *c = t->ncands ? &t->cands[n] : NULL;
 			json_t *rec = selected_record(t, c, n);
@@ -622,30 +634,18 @@ int
 main(int argc, char **argv)
 {
 	struct opts o = { .beam = 1, .price_in = -1, .price_out = -1 };
-	struct geak_input *in;
 	struct geak_output out;
-	json_t *rec, *sum = NULL;
+	json_t *sum = NULL;
 	size_t records = 0;
-	int r, status = GEAK_EXIT_OK;
+	int status;
 
 	geak_setprog(argv[0]);
 	parse_args(argc, argv, &o);
-	in = geak_input_open(argv + optind, argc - optind);
-	while ((r = geak_input_next(in, &rec)) != GEAK_READ_EOF) {
-		if (r == GEAK_READ_FAIL) {
-			status = GEAK_EXIT_FATAL;
-			continue;
-		}
-		records++;
-		/* Bad lines and failed records still count: a task that only
-		 * ever failed is a task that did not pass. */
-		if (r == GEAK_READ_BAD)
-			status = status ? status : GEAK_EXIT_RECORDS;
-		else
-			take_record(rec);
-		json_decref(rec);
-	}
-	geak_input_close(in);
+	struct geak_pool pool = {
+		.paths = argv + optind, .npaths = argc - optind, .sink = 1, .all = 1,
+		.fn = take_record, .written = count_record, .arg = &records,
+	};
+	status = geak_pool_run(&pool);
 	geak_output_init(&out, stdout, "stdout");
 	if (o.summary_path || o.summary_only || o.report_path)
 		sum = summary_json(&o, records);

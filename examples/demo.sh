@@ -71,13 +71,38 @@ export GEAK_LLM_FLAGS
 [ -n "$fresh" ] && rm -rf "$out"
 [ -d "$out" ] && say "resuming the run in $out (-f to start afresh)"
 
-examples/loop.sh -v -n 3 -o "$out" examples/demo/task.jsonl || exit 3
+# On the CPU no speed is measured; the demo still shows the optimiser,
+# which is then told that its list is not ordered by speed.
+GEAK_OPT_FLAGS=${GEAK_OPT_FLAGS:---unmeasured}
+export GEAK_OPT_FLAGS
 
-jq -r '.code' "$out/best.jsonl" > "$out/best-kernel.py"
+# The loop runs in the background so that a signal reaches this shell,
+# which passes it on and waits for the loop to stop.
+examples/loop.sh -v -n 3 -o "$out" examples/demo/task.jsonl &
+loop=$!
+trap 'kill -TERM $loop 2>/dev/null' TERM INT
+while :; do
+	wait $loop
+	status=$?
+	kill -0 $loop 2>/dev/null || break
+done
+if [ $status -ne 0 ]; then
+	say "the loop stopped (exit $status, see above); run the same command to carry on"
+	exit $status
+fi
+
 jq -r '"demo: " + .id + ": " + (if .selected.exec then "correct" else "no correct kernel" end)
-	+ ", found in iteration \(.selected.iter)"
+	+ (if .selected then ", found in iteration \(.selected.iter)" else "" end)
 	+ (if .selected.speedup then ", \(.selected.speedup * 100 | round / 100)x the reference"
 	   elif .selected.exec then " (speed not measured on this machine)" else "" end)' \
 	"$out/best.jsonl" >&2
-say "the kernel: $out/best-kernel.py"
+# Only code that was made goes into the kernel file.
+rm -f "$out/best-kernel.py"
+if jq -e -r 'select(.code | type == "string") | .code' "$out/best.jsonl" > "$out/best-kernel.py.tmp"; then
+	mv -f "$out/best-kernel.py.tmp" "$out/best-kernel.py"
+	say "the kernel: $out/best-kernel.py"
+else
+	rm -f "$out/best-kernel.py.tmp"
+	say "no kernel was made, so none is written"
+fi
 say "the report: $out/report.html (summary: $out/summary.json)"

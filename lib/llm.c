@@ -20,7 +20,7 @@ void
 geak_llm_config_init(struct geak_llm_config *cfg)
 {
 	memset(cfg, 0, sizeof *cfg);
-	cfg->temperature = -1;
+	cfg->temperature = 1.0; /* GEAK samples every call at 1.0 */
 	cfg->max_tokens = -1;
 	cfg->jobs = 4;
 	cfg->max_tokens_total = -1;
@@ -29,6 +29,7 @@ geak_llm_config_init(struct geak_llm_config *cfg)
 	cfg->max_wait = 300;
 	cfg->connect_timeout = 20;
 	cfg->stall_timeout = 120;
+	cfg->max_time = 1800;
 	cfg->stream = 1;
 }
 
@@ -53,6 +54,10 @@ geak_llm_option(struct geak_llm_config *cfg, int opt, const char *arg)
 		break;
 	case GEAK_LLM_OPT_RECORD: cfg->record_path = arg; break;
 	case GEAK_LLM_OPT_REPLAY: cfg->replay_path = arg; break;
+	case GEAK_LLM_OPT_JOURNAL: cfg->journal_path = arg; break;
+	case GEAK_LLM_OPT_MAX_TIME:
+		cfg->max_time = geak_parse_double(arg, "--max-time", 1, 604800);
+		break;
 	case GEAK_LLM_OPT_MAX_TOKENS_TOTAL:
 		cfg->max_tokens_total = geak_parse_long(arg, "--max-tokens-total", 0, LONG_MAX);
 		break;
@@ -89,12 +94,14 @@ geak_llm_usage(FILE *fp)
 	    "      --base-url URL      endpoint base; $GEAK_BASE_URL, then the provider's\n"
 	    "      --api-key-env NAME  read the key from variable NAME\n"
 	    "      --api-version V     Azure API version\n"
-	    "      --temperature T     sampling temperature, 0 to 2\n"
+	    "      --temperature T     sampling temperature, 0 to 2 (default 1.0)\n"
 	    "      --max-tokens N      longest reply, in tokens\n"
 	    "      --reasoning-effort E  low, medium or high, where the model has it\n"
 	    "  -j, --jobs N            requests in flight at once (default 4)\n"
 	    "      --record FILE       append every exchange to FILE (JSON Lines)\n"
 	    "      --replay FILE       answer from FILE, no network; a miss is an error\n"
+	    "      --journal FILE      answer from FILE what it holds, append every new\n"
+	    "                          answer (a stopped run resumes without asking again)\n"
 	    "      --max-tokens-total N  stop sending after N tokens in all\n"
 	    "      --max-cost C        stop sending after cost C (see --prices)\n"
 	    "      --prices FILE       price table (default share/prices.tsv)\n"
@@ -102,6 +109,7 @@ geak_llm_usage(FILE *fp)
 	    "      --max-wait S        seconds of back-off per request (default 300)\n"
 	    "      --connect-timeout S seconds to connect (default 20)\n"
 	    "      --stall-timeout S   seconds without a byte before giving up (default 120)\n"
+	    "      --max-time S        seconds a request may take in all (default 1800)\n"
 	    "      --no-stream         ask for whole replies, not a stream\n"
 	    "      --check             send one tiny request and report what works\n", fp);
 }
@@ -302,6 +310,9 @@ describe(const struct geak_llm *llm)
 		geak_warn("llm: replaying %s", llm->cfg.replay_path);
 	if (llm->cfg.record_path)
 		geak_warn("llm: recording to %s", llm->cfg.record_path);
+	if (llm->cfg.journal_path && !llm->cfg.replay_path)
+		geak_warn("llm: journal %s (%zu answers kept)", llm->cfg.journal_path,
+		    json_object_size(llm->journal));
 }
 
 struct geak_llm *
@@ -311,7 +322,8 @@ geak_llm_open(const struct geak_llm_config *cfg)
 	struct geak_llm *llm = geak_xcalloc(1, sizeof *llm);
 
 	llm->cfg = *cfg;
-	llm->record_fd = -1;
+	llm->record_fd = llm->journal_fd = -1;
+	pthread_mutex_init(&llm->mu, NULL);
 	if (!curl_ready) {
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 			geak_warn("could not initialise libcurl");
@@ -324,7 +336,9 @@ geak_llm_open(const struct geak_llm_config *cfg)
 	    resolve_options(llm, cfg) || resolve_endpoint(llm, cfg) ||
 	    (!cfg->replay_path && resolve_key(llm, cfg)) || load_prices(llm, cfg) ||
 	    (cfg->replay_path && geak_llm_replay_load(llm, cfg->replay_path)) ||
-	    (cfg->record_path && geak_llm_record_open(llm, cfg->record_path))) {
+	    (cfg->record_path && geak_llm_record_open(llm, cfg->record_path)) ||
+	    (cfg->journal_path && !cfg->replay_path &&
+	     geak_llm_journal_open(llm, cfg->journal_path))) {
 		geak_llm_close(llm);
 		return NULL;
 	}
@@ -346,6 +360,11 @@ geak_llm_close(struct geak_llm *llm)
 	}
 	if (llm->record_fd >= 0 && close(llm->record_fd) < 0)
 		geak_warn("--record %s:", llm->cfg.record_path);
+	if (llm->journal_fd >= 0 && close(llm->journal_fd) < 0)
+		geak_warn("--journal %s:", llm->cfg.journal_path);
+	json_decref(llm->journal);
+	json_decref(llm->journal_used);
+	pthread_mutex_destroy(&llm->mu);
 	free(llm->model);
 	free(llm->base_url);
 	free(llm->endpoint);
@@ -374,6 +393,12 @@ geak_llm_model(const struct geak_llm *llm)
 	return llm->model;
 }
 
+int
+geak_llm_jobs(const struct geak_llm *llm)
+{
+	return llm->cfg.jobs > 0 ? llm->cfg.jobs : 1;
+}
+
 const char *
 geak_llm_endpoint(const struct geak_llm *llm)
 {
@@ -381,10 +406,31 @@ geak_llm_endpoint(const struct geak_llm *llm)
 }
 
 void
-geak_llm_totals(const struct geak_llm *llm, struct geak_llm_totals *t)
+geak_llm_totals(struct geak_llm *llm, struct geak_llm_totals *t)
 {
+	pthread_mutex_lock(&llm->mu);
 	*t = llm->totals;
+	pthread_mutex_unlock(&llm->mu);
 	t->cost_known = llm->price.known;
+}
+
+int
+geak_llm_failure_is_the_runs(const struct geak_llm_reply *reply)
+{
+	static const char *const records[] = { "too_large", NULL };
+	const char *kind = reply->error_kind ? reply->error_kind : "provider";
+
+	if (reply->ok)
+		return 0;
+	/* The provider refused this request for what it holds (too long, or
+	 * not acceptable), not for who sent it or where. */
+	if (!strcmp(kind, "http"))
+		return reply->http_status != 400 && reply->http_status != 413 &&
+		    reply->http_status != 422;
+	for (const char *const *k = records; *k; k++)
+		if (!strcmp(kind, *k))
+			return 0;
+	return 1;
 }
 
 static void

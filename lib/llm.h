@@ -47,13 +47,14 @@ struct geak_llm_config {
 	const char *api_key_env;  /* --api-key-env: variable holding the key */
 	const char *api_version;  /* --api-version (Azure) */
 	const char *reasoning_effort; /* --reasoning-effort low|medium|high|... */
-	double temperature;       /* --temperature; < 0: not sent (the provider's
-	                           * default); a tool sets its own default
-	                           * after geak_llm_config_init */
+	double temperature;       /* --temperature (default 1.0, GEAK's for
+	                           * every call); < 0: not sent */
 	long max_tokens;          /* --max-tokens per reply; < 0: default */
 	int jobs;                 /* -j, --jobs: requests in flight (default 4) */
 	const char *record_path;  /* --record FILE: append every exchange */
 	const char *replay_path;  /* --replay FILE: answer from it, no network */
+	const char *journal_path; /* --journal FILE: answer from it what it has,
+	                           * append the rest */
 	long max_tokens_total;    /* --max-tokens-total (input+output); < 0: none */
 	double max_cost;          /* --max-cost in the price table's currency; < 0: none */
 	const char *prices_path;  /* --prices FILE (default share/prices.tsv) */
@@ -61,6 +62,8 @@ struct geak_llm_config {
 	double max_wait;          /* --max-wait: seconds of back-off per request (default 300) */
 	double connect_timeout;   /* --connect-timeout seconds (default 20) */
 	double stall_timeout;     /* --stall-timeout: seconds without a byte (default 120) */
+	double max_time;          /* --max-time: seconds a request may take in
+	                           * all, attempts and waits included (default 1800) */
 	int stream;               /* --no-stream sets 0 (default 1) */
 	int check;                /* --check: the tool should call geak_llm_check */
 	int verbose;              /* set by the tool's own -v */
@@ -88,6 +91,8 @@ enum {
 	GEAK_LLM_OPT_STALL_TIMEOUT,
 	GEAK_LLM_OPT_NO_STREAM,
 	GEAK_LLM_OPT_CHECK,
+	GEAK_LLM_OPT_JOURNAL,
+	GEAK_LLM_OPT_MAX_TIME,
 };
 
 /* Append to the tool's getopt short-option string. */
@@ -106,6 +111,8 @@ enum {
 	{"jobs", required_argument, NULL, 'j'}, \
 	{"record", required_argument, NULL, GEAK_LLM_OPT_RECORD}, \
 	{"replay", required_argument, NULL, GEAK_LLM_OPT_REPLAY}, \
+	{"journal", required_argument, NULL, GEAK_LLM_OPT_JOURNAL}, \
+	{"max-time", required_argument, NULL, GEAK_LLM_OPT_MAX_TIME}, \
 	{"max-tokens-total", required_argument, NULL, GEAK_LLM_OPT_MAX_TOKENS_TOTAL}, \
 	{"max-cost", required_argument, NULL, GEAK_LLM_OPT_MAX_COST}, \
 	{"prices", required_argument, NULL, GEAK_LLM_OPT_PRICES}, \
@@ -152,9 +159,11 @@ struct geak_llm_reply {
 	 * 5xx that outlasted --max-attempts or --max-wait), "network",
 	 * "stall" (no byte for --stall-timeout), "truncated" (the stream ended
 	 * without its end marker), "provider" (an error event or an
-	 * unreadable reply), "too_large" (an answer over 8 MiB), "budget"
-	 * (not sent: --max-tokens-total or --max-cost reached) or
-	 * "replay_miss" (--replay has no such exchange).  error says what
+	 * unreadable reply), "too_large" (an answer over 8 MiB), "timeout"
+	 * (no whole answer within --max-time), "budget" (not sent:
+	 * --max-tokens-total or --max-cost reached), "replay_miss" (--replay
+	 * has no such exchange) or "stopped" (not sent, or given up while
+	 * waiting to retry, because the tool is stopping).  error says what
 	 * failed in words, with the provider's own message when it sent one
 	 * and "gave up after N attempts" when retries ran out; it never holds
 	 * the key. */
@@ -166,6 +175,8 @@ struct geak_llm_reply {
 	double latency_ms;       /* from first send to last byte, all attempts */
 	int attempts;            /* HTTP attempts made (0 when replayed/not sent) */
 	int replayed;            /* 1: answered from --replay */
+	int journaled;           /* 1: answered from --journal (an exchange an
+	                          * earlier run made: usage and latency are its) */
 	const char *key;         /* the exchange's SHA-256 (record/replay key) */
 };
 
@@ -181,6 +192,8 @@ void geak_llm_close(struct geak_llm *llm);
 enum geak_llm_provider geak_llm_provider(const struct geak_llm *llm);
 const char *geak_llm_provider_name(const struct geak_llm *llm);
 const char *geak_llm_model(const struct geak_llm *llm);
+/* Requests in flight at once (-j). */
+int geak_llm_jobs(const struct geak_llm *llm);
 /* The URL requests go to (no key in it). */
 const char *geak_llm_endpoint(const struct geak_llm *llm);
 
@@ -195,6 +208,21 @@ typedef void geak_llm_done_fn(size_t index, const struct geak_llm_request *req,
 int geak_llm_run(struct geak_llm *llm, struct geak_llm_request *reqs, size_t n,
 	geak_llm_done_fn *done, void *ctx);
 
+/* A thread's own connections, kept from one request to the next: every
+ * thread that sends requests at the same time as others has one. */
+struct geak_llm_session;
+struct geak_llm_session *geak_llm_session_open(struct geak_llm *llm);
+void geak_llm_session_close(struct geak_llm_session *s);
+/* As geak_llm_run, on the session's connections. */
+int geak_llm_session_run(struct geak_llm_session *s, struct geak_llm_request *reqs,
+	size_t n, geak_llm_done_fn *done, void *ctx);
+
+/* 1 when a failed request says nothing about the record it was for: the
+ * key, the endpoint, the model, the network, the provider, the deadline,
+ * the budget, the replay file or a stop.  A tool whose records failed so
+ * exits with GEAK_EXIT_RUN. */
+int geak_llm_failure_is_the_runs(const struct geak_llm_reply *reply);
+
 /* Preflight: one tiny request; print on stdout whether endpoint, key and
  * model work, naming what failed.  Returns the exit status (0 or 1). */
 int geak_llm_check(struct geak_llm *llm);
@@ -206,7 +234,7 @@ struct geak_llm_totals {
 	double cost;        /* from the price table; 0 when unknown */
 	int cost_known;     /* 1 when the model is in the price table */
 };
-void geak_llm_totals(const struct geak_llm *llm, struct geak_llm_totals *t);
+void geak_llm_totals(struct geak_llm *llm, struct geak_llm_totals *t);
 
 /* Store the call in a record: rec.llm = {provider, model, request_id,
  * usage: {input_tokens, output_tokens, cached_input_tokens,

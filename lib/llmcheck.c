@@ -78,7 +78,9 @@ geak_llm_check(struct geak_llm *llm)
 	struct check c = {llm, 1};
 	struct geak_llm_request req = {0};
 	long saved_tokens = llm->max_tokens;
-	int saved_fd = llm->record_fd, saved_attempts = llm->cfg.max_attempts;
+	int saved_fd = llm->record_fd, saved_journal_fd = llm->journal_fd;
+	int saved_attempts = llm->cfg.max_attempts;
+	json_t *saved_journal = llm->journal;
 
 	printf("provider: %s\nmodel: %s\n", geak_llm_provider_name(llm), llm->model);
 	if (llm->replay) {
@@ -91,16 +93,19 @@ geak_llm_check(struct geak_llm *llm)
 	fflush(stdout);
 	req.messages = geak_llm_messages(NULL, "Reply with the single word: ok");
 	req.temperature = -1;
-	/* Small, not recorded, and quick to give up. */
+	/* Small, not recorded, asked for real, and quick to give up. */
 	if (llm->max_tokens < 0 || llm->max_tokens > 64)
 		llm->max_tokens = llm->provider != GEAK_LLM_ANTHROPIC ? -1 :
 		    llm->reasoning_effort ? 2048 : 16;
-	llm->record_fd = -1;
+	llm->record_fd = llm->journal_fd = -1;
+	llm->journal = NULL;
 	if (llm->cfg.max_attempts > 3)
 		llm->cfg.max_attempts = 3;
 	geak_llm_run(llm, &req, 1, on_done, &c);
 	llm->max_tokens = saved_tokens;
 	llm->record_fd = saved_fd;
+	llm->journal_fd = saved_journal_fd;
+	llm->journal = saved_journal;
 	llm->cfg.max_attempts = saved_attempts;
 	json_decref(req.messages);
 	if (fflush(stdout))

@@ -2,6 +2,7 @@
 #ifndef GEAK_LLMINT_H
 #define GEAK_LLMINT_H
 
+#include <pthread.h>
 #include <curl/curl.h>
 
 #include "llm.h"
@@ -16,7 +17,11 @@ struct geak_llm_price {
 	int known;
 };
 
+/* Shared by every thread that sends requests; mu guards what changes
+ * after geak_llm_open: the totals, the budget, the journal's use and the
+ * progress line. */
 struct geak_llm {
+	pthread_mutex_t mu;
 	struct geak_llm_config cfg;
 	enum geak_llm_provider provider;
 	char *model;
@@ -32,10 +37,16 @@ struct geak_llm {
 	struct geak_llm_price price;
 	json_t *replay;          /* key -> reply object, with --replay */
 	int record_fd;           /* --record, or -1 */
+	json_t *journal;         /* key -> [reply, ...], with --journal */
+	json_t *journal_used;    /* key -> how many of them were taken */
+	int journal_fd;          /* --journal, or -1 */
 	int progress;            /* show progress on stderr */
 	int tty;                 /* stderr is a terminal */
 	struct geak_llm_totals totals;
 	long budget_tokens;      /* tokens spent that count against the budget */
+	long in_flight;          /* requests begun and not yet answered */
+	double last_progress;
+	int progress_shown;
 };
 
 /* The state of one answer being read (one attempt). */
@@ -83,8 +94,15 @@ int geak_llm_replay_load(struct geak_llm *llm, const char *path);
 /* The recorded reply for key, or NULL. */
 json_t *geak_llm_replay_find(struct geak_llm *llm, const char *key);
 int geak_llm_record_open(struct geak_llm *llm, const char *path);
-int geak_llm_record_write(struct geak_llm *llm, const struct geak_llm_request *req,
+/* One exchange as a line of fd (--record, --journal); 0 or -1. */
+int geak_llm_record_write(struct geak_llm *llm, int fd, const struct geak_llm_request *req,
 	const struct geak_llm_reply *reply);
+/* --journal: read what the file holds (it may not exist yet), then
+ * append to it; 0 or -1 (reported). */
+int geak_llm_journal_open(struct geak_llm *llm, const char *path);
+/* The journal's answer to the next asking of key in this process, or
+ * NULL; under llm->mu. */
+json_t *geak_llm_journal_take(struct geak_llm *llm, const char *key);
 
 /* llmprice.c: the price table. */
 int geak_llm_price_load(const char *path, const char *provider, const char *model,

@@ -1,6 +1,8 @@
 /* llmrun.c: N requests through one curl multi handle, at most -j in
- * flight, each retried on transient failures, streamed when asked, and
- * answered from --replay when that is given. */
+ * flight, each retried on transient failures, streamed when asked, given
+ * up at --max-time, and answered from --replay or --journal when that is
+ * given.  Several threads may each run requests through a session of
+ * their own. */
 #include <ctype.h>
 #include <math.h>
 #include <stddef.h>
@@ -34,6 +36,12 @@ struct xfer {
 	double last_byte;        /* when the attempt last received anything */
 	int heard;               /* it received something */
 	int used, waiting;
+	int counted;             /* in llm->in_flight */
+};
+
+struct geak_llm_session {
+	struct geak_llm *llm;
+	CURLM *multi;             /* its connections live as long as it does */
 };
 
 struct run {
@@ -44,8 +52,6 @@ struct run {
 	geak_llm_done_fn *done;
 	void *ctx;
 	size_t n, completed;
-	double last_progress;
-	int progress_shown;
 };
 
 static int
@@ -183,10 +189,13 @@ start_attempt(struct run *r, struct xfer *x)
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)ceil(cfg->stall_timeout));
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "geak/" GEAK_VERSION);
-	if (curl_multi_add_handle(r->multi, e) != CURLM_OK)
-		geak_die(GEAK_EXIT_FATAL, "could not start a transfer");
 	if (x->attempts == 1)
 		x->started = geak_now();
+	/* turn() keeps the deadline; curl's own limit is the backstop. */
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+	    (long)((x->started + cfg->max_time - geak_now()) * 1000) + 1000);
+	if (curl_multi_add_handle(r->multi, e) != CURLM_OK)
+		geak_die(GEAK_EXIT_FATAL, "could not start a transfer");
 	x->last_byte = geak_now();
 }
 
@@ -204,6 +213,7 @@ fill_reply(struct xfer *x, struct geak_llm_reply *rep)
 	rep->key = x->key;
 }
 
+/* Under llm->mu. */
 static void
 account(struct geak_llm *llm, const struct geak_llm_reply *rep)
 {
@@ -216,12 +226,13 @@ account(struct geak_llm *llm, const struct geak_llm_reply *rep)
 	}
 }
 
+/* Under llm->mu. */
 static void
-progress_clear(struct run *r)
+progress_clear(struct geak_llm *llm)
 {
-	if (r->progress_shown) {
+	if (llm->progress_shown) {
 		fputs("\r\033[K", stderr);
-		r->progress_shown = 0;
+		llm->progress_shown = 0;
 	}
 }
 
@@ -230,13 +241,12 @@ progress_clear(struct run *r)
 static void
 report(struct run *r, struct xfer *x, const struct geak_llm_reply *rep)
 {
-	progress_clear(r);
 	if (!r->llm->cfg.verbose || !rep->ok)
 		return;
 	geak_warn("llm: request %zu (sample %d): ok in %.1f s, %d attempt%s, %ld+%ld tokens%s",
 	    x->index, x->req->sample, rep->latency_ms / 1000, rep->attempts,
 	    rep->attempts == 1 ? "" : "s", rep->usage.input_tokens, rep->usage.output_tokens,
-	    rep->replayed ? " (replayed)" : "");
+	    rep->replayed ? " (replayed)" : rep->journaled ? " (from the journal)" : "");
 }
 
 /* One of the headers holds the key: wipe them before freeing. */
@@ -254,10 +264,20 @@ free_headers(struct curl_slist *h)
 static void
 complete(struct run *r, struct xfer *x, struct geak_llm_reply *rep)
 {
+	struct geak_llm *llm = r->llm;
+	int live = rep->ok && !rep->replayed && !rep->journaled;
+
+	pthread_mutex_lock(&llm->mu);
 	if (rep->ok || rep->attempts > 0)
-		account(r->llm, rep);
-	if (rep->ok && !rep->replayed && r->llm->record_fd >= 0)
-		geak_llm_record_write(r->llm, x->req, rep);
+		account(llm, rep);
+	if (x->counted)
+		llm->in_flight--;
+	progress_clear(llm);
+	pthread_mutex_unlock(&llm->mu);
+	if (live && llm->record_fd >= 0)
+		geak_llm_record_write(llm, llm->record_fd, x->req, rep);
+	if (live && llm->journal_fd >= 0)
+		geak_llm_record_write(llm, llm->journal_fd, x->req, rep);
 	report(r, x, rep);
 	r->done(x->index, x->req, rep, r->ctx);
 	r->completed++;
@@ -303,8 +323,21 @@ retry(struct run *r, struct xfer *x, const char *kind, char *msg)
 		fail(r, x, kind, m);
 		return;
 	}
+	if (geak_stopping()) {
+		char *m = geak_xasprintf("%s (not retried: stopping)", msg);
+		free(msg);
+		fail(r, x, "stopped", m);
+		return;
+	}
 	delay = geak_llm_retry_delay(x->attempts + 1, x->retry_after_ms[0] ? x->retry_after_ms : NULL,
 	    x->retry_after[0] ? x->retry_after : NULL, RETRY_DELAY_CAP);
+	if (geak_now() + delay >= x->started + cfg->max_time) {
+		char *m = geak_xasprintf("%s (gave up: a retry would pass --max-time %g)",
+		    msg, cfg->max_time);
+		free(msg);
+		fail(r, x, "timeout", m);
+		return;
+	}
 	if (x->waited + delay > cfg->max_wait) {
 		char *m = geak_xasprintf("%s (gave up: waiting %.1f s more would pass --max-wait %g)",
 		    msg, delay, cfg->max_wait);
@@ -313,7 +346,9 @@ retry(struct run *r, struct xfer *x, const char *kind, char *msg)
 		return;
 	}
 	if (cfg->verbose) {
-		progress_clear(r);
+		pthread_mutex_lock(&r->llm->mu);
+		progress_clear(r->llm);
+		pthread_mutex_unlock(&r->llm->mu);
 		geak_warn("llm: request %zu: %s; retrying in %.1f s (attempt %d of %d)",
 		    x->index, msg, delay, x->attempts + 1, cfg->max_attempts);
 	}
@@ -338,9 +373,24 @@ http_error(struct run *r, struct xfer *x)
 }
 
 static void
+past_deadline(struct run *r, struct xfer *x)
+{
+	if (x->easy) {
+		curl_multi_remove_handle(r->multi, x->easy);
+		curl_easy_cleanup(x->easy);
+		x->easy = NULL;
+	}
+	fail(r, x, "timeout", geak_xasprintf("no whole answer after %g s (--max-time), "
+	    "%zu bytes of answer so far, %d attempt%s", r->llm->cfg.max_time, x->ans.text.len,
+	    x->attempts, x->attempts == 1 ? "" : "s"));
+}
+
+static void
 transfer_error(struct run *r, struct xfer *x, CURLcode res)
 {
-	if (res == CURLE_OPERATION_TIMEDOUT && (x->status || strstr(x->errbuf, "too slow")))
+	if (res == CURLE_OPERATION_TIMEDOUT && geak_now() >= x->started + r->llm->cfg.max_time)
+		past_deadline(r, x);
+	else if (res == CURLE_OPERATION_TIMEDOUT && (x->status || strstr(x->errbuf, "too slow")))
 		retry(r, x, "stall", geak_xasprintf("no data for %g s: the reply stalled",
 		    r->llm->cfg.stall_timeout));
 	else
@@ -410,15 +460,20 @@ attempt_done(struct run *r, struct xfer *x, CURLcode res)
 		answer_done(r, x);
 }
 
+/* An answer kept in a file: --replay's, or the journal's (an exchange
+ * made before, whose attempts count as they were). */
 static void
-from_replay(struct run *r, struct xfer *x, json_t *rec)
+from_file(struct run *r, struct xfer *x, json_t *rec, int journaled)
 {
 	struct geak_llm_reply rep;
 	json_t *u = json_object_get(rec, "usage");
 
 	memset(&rep, 0, sizeof rep);
 	rep.ok = 1;
-	rep.replayed = 1;
+	rep.replayed = !journaled;
+	rep.journaled = journaled;
+	if (journaled)
+		rep.attempts = (int)json_integer_value(json_object_get(rec, "attempts"));
 	rep.key = x->key;
 	rep.text = json_string_value(json_object_get(rec, "text"));
 	rep.finish_reason = json_string_value(json_object_get(rec, "finish_reason"));
@@ -433,6 +488,7 @@ from_replay(struct run *r, struct xfer *x, json_t *rec)
 	complete(r, x, &rep);
 }
 
+/* Under llm->mu. */
 static int
 over_budget(const struct geak_llm *llm, char **why)
 {
@@ -451,13 +507,15 @@ over_budget(const struct geak_llm *llm, char **why)
 	return 0;
 }
 
-/* Take request i into slot x: answer it at once (replay, budget) or send. */
+/* Take request i into slot x: answer it at once (replay, journal,
+ * budget, stop) or send it. */
 static void
 begin(struct run *r, struct xfer *x, size_t i, struct geak_llm_request *req)
 {
 	struct geak_llm *llm = r->llm;
-	char *why;
-	json_t *hit;
+	char *why = NULL;
+	json_t *hit = NULL;
+	int refused;
 
 	memset(x, 0, sizeof *x);
 	x->llm = llm;
@@ -467,45 +525,62 @@ begin(struct run *r, struct xfer *x, size_t i, struct geak_llm_request *req)
 	geak_llm_key(llm, req, x->key);
 	if (llm->replay) {
 		if ((hit = geak_llm_replay_find(llm, x->key)))
-			from_replay(r, x, hit);
+			from_file(r, x, hit, 0);
 		else
 			fail(r, x, "replay_miss", geak_xasprintf("--replay %s has no exchange %.16s "
 			    "for this request", llm->cfg.replay_path, x->key));
 		return;
 	}
-	if (over_budget(llm, &why)) {
+	pthread_mutex_lock(&llm->mu);
+	if (llm->journal)
+		hit = json_incref(geak_llm_journal_take(llm, x->key));
+	refused = !hit && over_budget(llm, &why);
+	if (!hit && !refused)
+		x->counted = 1, llm->in_flight++;
+	pthread_mutex_unlock(&llm->mu);
+	if (hit) {
+		from_file(r, x, hit, 1);
+		json_decref(hit);
+	} else if (refused) {
 		fail(r, x, "budget", why);
-		return;
+	} else if (geak_stopping()) {
+		fail(r, x, "stopped", geak_xstrdup("not sent: stopping"));
+	} else {
+		x->body = geak_llm_body(llm, req, llm->cfg.stream);
+		x->headers = geak_llm_headers(llm, llm->cfg.stream);
+		start_attempt(r, x);
 	}
-	x->body = geak_llm_body(llm, req, llm->cfg.stream);
-	x->headers = geak_llm_headers(llm, llm->cfg.stream);
-	start_attempt(r, x);
 }
 
 /* On a terminal, one line rewritten in place; with -v elsewhere (a log),
- * a line now and then while answers are streaming. */
+ * a line now and then while answers are streaming.  The line speaks for
+ * every thread's requests. */
 static void
 show_progress(struct run *r, int in_flight)
 {
+	struct geak_llm *llm = r->llm;
 	double now = geak_now();
-	int tty = r->llm->tty;
-	size_t bytes = 0;
-	int i;
+	int tty = llm->tty;
 
-	if (!r->llm->progress || in_flight == 0 ||
-	    now - r->last_progress < (tty ? PROGRESS_EVERY : PROGRESS_LOG_EVERY))
+	if (!llm->progress || in_flight == 0)
 		return;
-	if (r->last_progress == 0 && !tty) {
-		r->last_progress = now; /* no line for short runs */
+	pthread_mutex_lock(&llm->mu);
+	if (now - llm->last_progress < (tty ? PROGRESS_EVERY : PROGRESS_LOG_EVERY)) {
+		pthread_mutex_unlock(&llm->mu);
 		return;
 	}
-	for (i = 0; i < r->nslots; i++)
-		bytes += r->slots[i].used ? r->slots[i].ans.text.len : 0;
-	fprintf(stderr, "%s%s: llm: %zu/%zu done, %d in flight, %zu bytes of answers streaming%s",
-	    tty ? "\r\033[K" : "", geak_prog, r->completed, r->n, in_flight, bytes,
-	    tty ? "" : "\n");
-	r->progress_shown = tty;
-	r->last_progress = now;
+	if (llm->last_progress == 0 && !tty) {
+		llm->last_progress = now; /* no line for short runs */
+		pthread_mutex_unlock(&llm->mu);
+		return;
+	}
+	flockfile(stderr);
+	fprintf(stderr, "%s%s: llm: %ld done, %ld in flight%s", tty ? "\r\033[K" : "", geak_prog,
+	    llm->totals.calls, llm->in_flight, tty ? "" : "\n");
+	funlockfile(stderr);
+	llm->progress_shown = tty;
+	llm->last_progress = now;
+	pthread_mutex_unlock(&llm->mu);
 }
 
 /* One turn: start what may start, let curl work, collect what finished;
@@ -524,6 +599,16 @@ turn(struct run *r, size_t *next, struct geak_llm_request *reqs)
 			size_t k = (*next)++;
 			begin(r, x, k, &reqs[k]);
 		}
+		if (x->used && now >= x->started + r->llm->cfg.max_time) {
+			past_deadline(r, x);
+			continue;
+		}
+		if (x->used && x->waiting && geak_stopping()) {
+			fail(r, x, "stopped", geak_xstrdup("given up while waiting to retry: stopping"));
+			continue;
+		}
+		if (x->used && x->started + r->llm->cfg.max_time < soonest)
+			soonest = x->started + r->llm->cfg.max_time;
 		if (x->used && x->waiting && x->resume_at <= now)
 			start_attempt(r, x);
 		if (x->used && x->waiting && x->resume_at < soonest)
@@ -548,29 +633,63 @@ turn(struct run *r, size_t *next, struct geak_llm_request *reqs)
 	return soonest <= now ? 0 : (int)((soonest - now) * 1000) + 1;
 }
 
+struct geak_llm_session *
+geak_llm_session_open(struct geak_llm *llm)
+{
+	struct geak_llm_session *s = geak_xcalloc(1, sizeof *s);
+
+	s->llm = llm;
+	if (!(s->multi = curl_multi_init()))
+		geak_die(GEAK_EXIT_FATAL, "could not create a curl multi handle");
+	curl_multi_setopt(s->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+	    (long)(llm->cfg.jobs > 0 ? llm->cfg.jobs : 1));
+	return s;
+}
+
+void
+geak_llm_session_close(struct geak_llm_session *s)
+{
+	if (!s)
+		return;
+	curl_multi_cleanup(s->multi);
+	free(s);
+}
+
 int
-geak_llm_run(struct geak_llm *llm, struct geak_llm_request *reqs, size_t n,
+geak_llm_session_run(struct geak_llm_session *s, struct geak_llm_request *reqs, size_t n,
 	geak_llm_done_fn *done, void *ctx)
 {
+	struct geak_llm *llm = s->llm;
 	struct run r = {0};
 	size_t next = 0;
+	int jobs = llm->cfg.jobs > 0 ? llm->cfg.jobs : 1;
 
 	r.llm = llm;
+	r.multi = s->multi;
 	r.done = done;
 	r.ctx = ctx;
 	r.n = n;
-	r.nslots = llm->cfg.jobs > 0 ? llm->cfg.jobs : 1;
-	r.slots = geak_xcalloc((size_t)r.nslots, sizeof *r.slots);
-	if (!(r.multi = curl_multi_init()))
-		geak_die(GEAK_EXIT_FATAL, "could not create a curl multi handle");
-	curl_multi_setopt(r.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)r.nslots);
+	r.nslots = n < (size_t)jobs ? (int)n : jobs;
+	r.slots = geak_xcalloc((size_t)(r.nslots ? r.nslots : 1), sizeof *r.slots);
 	while (r.completed < n) {
 		int wait_ms = turn(&r, &next, reqs);
 		if (r.completed < n && wait_ms > 0)
 			curl_multi_poll(r.multi, NULL, 0, wait_ms, NULL);
 	}
-	progress_clear(&r);
-	curl_multi_cleanup(r.multi);
+	pthread_mutex_lock(&llm->mu);
+	progress_clear(llm);
+	pthread_mutex_unlock(&llm->mu);
 	free(r.slots);
 	return 0;
+}
+
+int
+geak_llm_run(struct geak_llm *llm, struct geak_llm_request *reqs, size_t n,
+	geak_llm_done_fn *done, void *ctx)
+{
+	struct geak_llm_session *s = geak_llm_session_open(llm);
+	int rc = geak_llm_session_run(s, reqs, n, done, ctx);
+
+	geak_llm_session_close(s);
+	return rc;
 }

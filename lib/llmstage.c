@@ -1,143 +1,164 @@
-/* llmstage.c: chunked, parallel, order-keeping loop for LLM stages. */
+/* llmstage.c: the model's part of a stage, one record per slot thread. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "llmstage.h"
 #include "record.h"
+#include "recpool.h"
 
-/* Enough to keep every connection busy without holding a whole benchmark
- * in memory. */
-#define CHUNK 64
-
-struct pending {
-	json_t *rec;
-	char *prompt;  /* NULL: no call for this record */
-	json_t *messages;
-	int status;    /* GEAK_EXIT_OK or GEAK_EXIT_RECORDS */
-};
-
-struct chunk {
+struct stage_run {
 	struct geak_llm_stage *st;
-	struct pending items[CHUNK];
-	size_t n;
+	atomic_long run_failures;    /* requests that failed for the run's reasons */
+	pthread_mutex_t mu;          /* guards first_failure */
+	char *first_failure;
 };
+
+struct slot {
+	struct stage_run *run;
+	struct geak_llm_session *session;
+};
+
+/* What one request came to, for the slot that made it. */
+struct call {
+	struct slot *slot;
+	json_t *rec;
+	int verdict;
+};
+
+/* "prog: id (sample n): kind: message", once per failed request. */
+static void
+warn_error(json_t *rec)
+{
+	const char *id = geak_get_str(rec, "id");
+
+	geak_warn("%s (sample %lld): %s: %s", id ? id : "record",
+	    (long long)json_integer_value(json_object_get(rec, "sample")),
+	    geak_get_str(rec, "error.kind"), geak_get_str(rec, "error.message"));
+}
 
 static void
-on_done(size_t index, const struct geak_llm_request *req,
-    const struct geak_llm_reply *reply, void *ctx)
+note_run_failure(struct stage_run *run, json_t *rec)
 {
-	struct chunk *ch = ctx;
-	struct pending *p = req->user;
-	json_t *rec = p->rec, *kept;
+	atomic_fetch_add(&run->run_failures, 1);
+	pthread_mutex_lock(&run->mu);
+	if (!run->first_failure)
+		run->first_failure = geak_xasprintf("%s: %s", geak_get_str(rec, "error.kind"),
+		    geak_get_str(rec, "error.message"));
+	pthread_mutex_unlock(&run->mu);
+}
 
-	(void)index;
+static void
+on_done(size_t index, const struct geak_llm_request *req, const struct geak_llm_reply *reply,
+    void *ctx)
+{
+	struct call *c = ctx;
+	struct geak_llm_stage *st = c->slot->run->st;
+	json_t *rec = c->rec, *kept;
+
+	(void)index, (void)req;
 	if (!reply->ok) {
-		geak_warn("%s: model call failed: %s", geak_get_str(rec, "id") ?
-		    geak_get_str(rec, "id") : "record", reply->error ? reply->error : "unknown error");
-		geak_llm_set_error(rec, ch->st->llm, reply);
-		p->status = GEAK_EXIT_RECORDS;
+		geak_llm_set_error(rec, st->llm, reply);
+		warn_error(rec);
+		if (geak_llm_failure_is_the_runs(reply))
+			note_run_failure(c->slot->run, rec);
+		c->verdict = GEAK_FAILED;
 		return;
 	}
 	kept = json_incref(json_object_get(rec, "llm"));
-	geak_llm_account(rec, ch->st->llm, reply);
-	if (ch->st->keep_llm_field) {
+	geak_llm_account(rec, st->llm, reply);
+	if (st->keep_llm_field) {
 		if (kept)
 			json_object_set(rec, "llm", kept);
 		else
 			json_object_del(rec, "llm");
 	}
 	json_decref(kept);
-	if (ch->st->apply(rec, reply->text, ch->st->ctx) != 0)
-		p->status = GEAK_EXIT_RECORDS;
-}
-
-/* Ask for every prompt in the chunk, then write the chunk in order. */
-static int
-flush_chunk(struct chunk *ch, struct geak_output *out, size_t *calls)
-{
-	struct geak_llm_request reqs[CHUNK];
-	size_t n = 0, i;
-	int status = GEAK_EXIT_OK;
-
-	for (i = 0; i < ch->n; i++) {
-		struct pending *p = &ch->items[i];
-		json_t *sample;
-		if (!p->prompt)
-			continue;
-		sample = json_object_get(p->rec, "sample");
-		p->messages = geak_llm_messages(NULL, p->prompt);
-		memset(&reqs[n], 0, sizeof reqs[n]);
-		reqs[n].messages = p->messages;
-		reqs[n].sample = json_is_integer(sample) ? (int)json_integer_value(sample) : 0;
-		reqs[n].temperature = -1;
-		reqs[n].user = p;
-		n++;
-	}
-	*calls += n;
-	if (n && geak_llm_run(ch->st->llm, reqs, n, on_done, ch) < 0)
-		status = GEAK_EXIT_FATAL;
-	for (i = 0; i < ch->n; i++) {
-		struct pending *p = &ch->items[i];
-		if (p->status && !status)
-			status = p->status;
-		if (geak_output_write(out, p->rec) < 0)
-			status = GEAK_EXIT_FATAL;
-		json_decref(p->rec);
-		json_decref(p->messages);
-		free(p->prompt);
-	}
-	ch->n = 0;
-	return status;
+	c->verdict = st->apply(rec, reply->text, reply, st->ctx);
+	if (c->verdict == GEAK_FAILED)
+		warn_error(rec);
 }
 
 static int
-worse(int a, int b)
+work(void *arg, json_t *rec, const char *where)
 {
-	return a > b ? a : b;
+	struct slot *sl = arg;
+	struct geak_llm_stage *st = sl->run->st;
+	struct call c = { sl, rec, GEAK_FAILED };
+	struct geak_llm_request req = { 0 };
+	json_t *sample = json_object_get(rec, "sample");
+	char *prompt = NULL;
+	int v = st->prompt(rec, where, st->ctx, &prompt);
+
+	if (!prompt)
+		return v;
+	req.messages = geak_llm_messages(NULL, prompt);
+	req.sample = json_is_integer(sample) ? (int)json_integer_value(sample) : 0;
+	req.temperature = -1;
+	free(prompt);
+	geak_llm_session_run(sl->session, &req, 1, on_done, &c);
+	json_decref(req.messages);
+	return c.verdict;
+}
+
+static size_t
+split(void *arg, json_t *rec, const char *where, json_t ***parts)
+{
+	struct stage_run *run = arg;
+
+	return run->st->split(run->st->ctx, rec, where, parts);
+}
+
+static void
+summary(struct geak_llm *llm)
+{
+	struct geak_llm_totals t;
+
+	geak_llm_totals(llm, &t);
+	if (t.cost_known)
+		geak_warn("llm: %ld call%s, %ld input and %ld output tokens, cost %.4f",
+		    t.calls, t.calls == 1 ? "" : "s", t.input_tokens, t.output_tokens, t.cost);
+	else
+		geak_warn("llm: %ld call%s, %ld input and %ld output tokens", t.calls,
+		    t.calls == 1 ? "" : "s", t.input_tokens, t.output_tokens);
 }
 
 int
 geak_llm_stage_run(struct geak_llm_stage *st, char *const *paths, int npaths)
 {
-	struct geak_input *in = geak_input_open(paths, npaths);
-	struct geak_output out;
-	struct chunk *ch = geak_xcalloc(1, sizeof *ch);
-	size_t seen = 0, calls = 0;
-	json_t *rec;
-	int r, status = GEAK_EXIT_OK;
+	struct stage_run run = { .st = st };
+	long n = st->llm ? geak_llm_jobs(st->llm) : 1;
+	struct slot *slots = geak_xcalloc((size_t)n, sizeof *slots);
+	void **slotp = geak_xcalloc((size_t)n, sizeof *slotp);
+	int status;
 
-	ch->st = st;
-	geak_output_init(&out, stdout, "stdout");
-	while (status != GEAK_EXIT_FATAL && (r = geak_input_next(in, &rec)) != GEAK_READ_EOF) {
-		struct pending *p;
-		if (r == GEAK_READ_FAIL) {
-			status = GEAK_EXIT_FATAL;
-			continue;
-		}
-		p = &ch->items[ch->n++];
-		memset(p, 0, sizeof *p);
-		p->rec = rec;
-		if (r == GEAK_READ_BAD)
-			p->status = GEAK_EXIT_RECORDS;
-		else if (!geak_has_error(rec)) {
-			p->prompt = st->prompt(rec, geak_input_where(in), st->ctx);
-			if (!p->prompt && geak_has_error(rec))
-				p->status = GEAK_EXIT_RECORDS;
-		}
-		seen++;
-		if (ch->n == CHUNK) {
-			status = worse(status, flush_chunk(ch, &out, &calls));
-			if (st->progress)
-				st->progress(seen, calls, st->ctx);
-		}
+	pthread_mutex_init(&run.mu, NULL);
+	for (long i = 0; i < n; i++) {
+		slots[i].run = &run;
+		slots[i].session = st->llm ? geak_llm_session_open(st->llm) : NULL;
+		slotp[i] = &slots[i];
 	}
-	status = worse(status, flush_chunk(ch, &out, &calls));
-	if (st->progress)
-		st->progress(seen, calls, st->ctx);
-	geak_input_close(in);
-	if (geak_output_close(&out) < 0)
-		status = GEAK_EXIT_FATAL;
-	free(ch);
+	struct geak_pool pool = {
+		.paths = paths, .npaths = npaths, .nslots = n, .slots = slotp, .stoppable = 1,
+		.split = st->split ? split : NULL, .fn = work, .arg = &run,
+	};
+	status = geak_pool_run(&pool);
+	for (long i = 0; i < n; i++)
+		geak_llm_session_close(slots[i].session);
+	if (atomic_load(&run.run_failures) > 0) {
+		long k = atomic_load(&run.run_failures);
+		geak_warn("%ld request%s failed for a reason that is not the record's (first: %s): "
+		    "the output is not a result to keep", k, k == 1 ? "" : "s", run.first_failure);
+		if (status == GEAK_EXIT_OK || status == GEAK_EXIT_RECORDS)
+			status = GEAK_EXIT_RUN;
+	}
+	if (st->verbose && st->llm)
+		summary(st->llm);
+	free(run.first_failure);
+	pthread_mutex_destroy(&run.mu);
+	free(slots);
+	free(slotp);
 	return status;
 }
 
@@ -147,9 +168,20 @@ geak_llm_stage_main(struct geak_llm_stage *st, const struct geak_llm_config *cfg
 {
 	int status;
 
-	if (!(st->llm = geak_llm_open(cfg)))
-		return GEAK_EXIT_FATAL;
-	status = cfg->check ? geak_llm_check(st->llm) : geak_llm_stage_run(st, paths, npaths);
+	if (!(st->llm = geak_llm_open(cfg))) {
+		if (!cfg->check)
+			return GEAK_EXIT_FATAL;
+		/* The preflight's answer is yes or no, whatever failed. */
+		printf("FAILED: configuration: see the message above\n");
+		return geak_fshut(stdout, "stdout") ? GEAK_EXIT_FATAL : GEAK_EXIT_RECORDS;
+	}
+	if (cfg->check) {
+		status = geak_llm_check(st->llm);
+		if (geak_fshut(stdout, "stdout"))
+			status = GEAK_EXIT_FATAL;
+	} else {
+		status = geak_llm_stage_run(st, paths, npaths);
+	}
 	geak_llm_close(st->llm);
 	st->llm = NULL;
 	return status;

@@ -1,7 +1,6 @@
-/* llmstage.h: the filter loop of a stage that asks the model about some
- * records (geak-reflect, geak-opt): records are read in chunks, the
- * chunk's requests run in parallel, and every record is written out in
- * input order. */
+/* llmstage.h: a stage that asks the model about some records (geak-gen,
+ * geak-reflect, geak-opt), on the record loop of recpool.h: -j slot
+ * threads, each with its own connections, one request at a time each. */
 #ifndef GEAK_LLMSTAGE_H
 #define GEAK_LLMSTAGE_H
 
@@ -10,22 +9,28 @@
 #include "llm.h"
 
 struct geak_llm_stage {
-	struct geak_llm *llm;
-	/* The prompt for rec (caller frees), or NULL to pass rec on without a
-	 * call.  May attach an error to rec instead (then returns NULL). */
-	char *(*prompt)(json_t *rec, const char *where, void *ctx);
-	/* Use the model's answer; 0, or 1 when it attached an error. */
-	int (*apply)(json_t *rec, const char *answer, void *ctx);
+	struct geak_llm *llm;     /* NULL: no request is ever made (--dry-run) */
+	/* As recpool.h's split, for a stage that makes several records of one. */
+	size_t (*split)(void *ctx, json_t *rec, const char *where, json_t ***parts);
+	/* In a slot thread: what to do with rec.  Set *prompt (malloc'd) to
+	 * ask the model, and the answer goes to apply; else return what was
+	 * done: GEAK_PASS (rec untouched), GEAK_DONE (changed) or GEAK_FAILED
+	 * (an error attached). */
+	int (*prompt)(json_t *rec, const char *where, void *ctx, char **prompt);
+	/* Use the model's answer: GEAK_DONE, or GEAK_FAILED when it attached
+	 * an error. */
+	int (*apply)(json_t *rec, const char *answer, const struct geak_llm_reply *reply,
+		void *ctx);
 	void *ctx;
 	/* 1: the call is advice about the code, not the code's maker, so the
 	 * record's `llm` field is left as it was (usage_total still grows). */
 	int keep_llm_field;
-	/* Called after each chunk with the records seen so far, for progress. */
-	void (*progress)(size_t done, size_t calls, void *ctx);
+	int verbose;              /* the calls' totals on stderr at the end */
 };
 
 /* Run the stage over the named inputs (none: stdin) to stdout.  Returns
- * the exit status (lib/util.h). */
+ * the exit status (lib/util.h): GEAK_EXIT_RUN when some request failed
+ * for a reason that is not its record's (geak_llm_failure_is_the_runs). */
 int geak_llm_stage_run(struct geak_llm_stage *st, char *const *paths, int npaths);
 /* A stage tool's whole life after its options: open the client, answer
  * --check, else run the stage over the files; returns the exit status. */

@@ -1,5 +1,6 @@
 /* llmstore.c: --record appends each exchange as one JSON line; --replay
- * answers from such a file.  An exchange is keyed by the SHA-256 of the
+ * answers from such a file; --journal does both, for one step of a loop
+ * that may be stopped and run again.  An exchange is keyed by the SHA-256 of the
  * canonical request: provider, model, messages, the parameters that
  * change the answer, and the sample index.  The endpoint and the key are
  * not part of it, so a recording replays anywhere, with no key. */
@@ -44,19 +45,19 @@ geak_llm_key(const struct geak_llm *llm, const struct geak_llm_request *req, cha
 	json_decref(r);
 }
 
-int
-geak_llm_replay_load(struct geak_llm *llm, const char *path)
+/* Each exchange of the file at path to add(llm, key, reply); 0, or -1
+ * after reporting what is wrong.  Not strict: a line that is not an
+ * exchange is skipped, with a warning (a journal is a cache: what it
+ * cannot answer is asked again). */
+static int
+load_exchanges(struct geak_llm *llm, const char *path, const char *opt, int strict,
+    void (*add)(struct geak_llm *, const char *, json_t *))
 {
 	struct geak_input *in;
 	char *paths[1] = {(char *)path};
 	json_t *rec;
 	int r, rc = 0;
 
-	if (access(path, R_OK) < 0) {
-		geak_warn("--replay %s:", path);
-		return -1;
-	}
-	llm->replay = json_object();
 	in = geak_input_open(paths, 1);
 	while ((r = geak_input_next(in, &rec)) != GEAK_READ_EOF) {
 		const char *key = json_string_value(json_object_get(rec, "key"));
@@ -65,18 +66,81 @@ geak_llm_replay_load(struct geak_llm *llm, const char *path)
 		if (r == GEAK_READ_FAIL || r == GEAK_READ_BAD) {
 			rc = -1;
 		} else if (!key || !json_is_string(json_object_get(reply, "text"))) {
-			geak_warn("%s: want an exchange with key and reply.text",
+			geak_warn("%s %s: want an exchange with key and reply.text", opt,
 			    geak_input_where(in));
 			rc = -1;
 		} else {
-			json_object_set(llm->replay, key, reply);
+			add(llm, key, reply);
 		}
 		json_decref(rec);
-		if (rc)
+		if (rc && !strict)
+			rc = 0;
+		else if (rc)
 			break;
 	}
 	geak_input_close(in);
 	return rc;
+}
+
+static void
+add_replay(struct geak_llm *llm, const char *key, json_t *reply)
+{
+	json_object_set(llm->replay, key, reply);
+}
+
+int
+geak_llm_replay_load(struct geak_llm *llm, const char *path)
+{
+	if (access(path, R_OK) < 0) {
+		geak_warn("--replay %s:", path);
+		return -1;
+	}
+	llm->replay = json_object();
+	return load_exchanges(llm, path, "--replay", 1, add_replay);
+}
+
+/* A journal keeps every answer to a request asked several times, in
+ * order: the n-th asking takes the n-th answer. */
+static void
+add_journal(struct geak_llm *llm, const char *key, json_t *reply)
+{
+	json_t *list = json_object_get(llm->journal, key);
+
+	if (!list) {
+		list = json_array();
+		if (json_object_set_new(llm->journal, key, list) < 0)
+			geak_die(GEAK_EXIT_FATAL, "out of memory");
+	}
+	if (json_array_append(list, reply) < 0)
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+}
+
+int
+geak_llm_journal_open(struct geak_llm *llm, const char *path)
+{
+	llm->journal = json_object();
+	llm->journal_used = json_object();
+	if (!llm->journal || !llm->journal_used)
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+	if (access(path, F_OK) == 0 && load_exchanges(llm, path, "--journal", 0, add_journal) < 0)
+		return -1;
+	llm->journal_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (llm->journal_fd < 0) {
+		geak_warn("--journal %s:", path);
+		return -1;
+	}
+	return 0;
+}
+
+json_t *
+geak_llm_journal_take(struct geak_llm *llm, const char *key)
+{
+	json_t *used = json_object_get(llm->journal_used, key);
+	size_t n = json_is_integer(used) ? (size_t)json_integer_value(used) : 0;
+
+	if (json_object_set_new(llm->journal_used, key, json_integer((json_int_t)n + 1)) < 0)
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+	return json_array_get(json_object_get(llm->journal, key), n);
 }
 
 json_t *
@@ -103,10 +167,10 @@ opt_str(const char *s)
 }
 
 int
-geak_llm_record_write(struct geak_llm *llm, const struct geak_llm_request *req,
+geak_llm_record_write(struct geak_llm *llm, int fd, const struct geak_llm_request *req,
 	const struct geak_llm_reply *reply)
 {
-	json_t *line = json_pack("{s:s, s:o, s:{s:s, s:o, s:o, s:{s:I, s:I, s:I, s:I}, s:f}}",
+	json_t *line = json_pack("{s:s, s:o, s:{s:s, s:o, s:o, s:{s:I, s:I, s:I, s:I}, s:f, s:i}}",
 	    "key", reply->key,
 	    "request", request_json(llm, req),
 	    "reply",
@@ -118,7 +182,8 @@ geak_llm_record_write(struct geak_llm *llm, const struct geak_llm_request *req,
 	    "output_tokens", (json_int_t)reply->usage.output_tokens,
 	    "cached_input_tokens", (json_int_t)reply->usage.cached_input_tokens,
 	    "reasoning_tokens", (json_int_t)reply->usage.reasoning_tokens,
-	    "latency_ms", reply->latency_ms);
+	    "latency_ms", reply->latency_ms,
+	    "attempts", reply->attempts);
 	char *s;
 	size_t n;
 	int rc = 0;
@@ -130,8 +195,8 @@ geak_llm_record_write(struct geak_llm *llm, const struct geak_llm_request *req,
 	 * NUL becomes the newline; the string is not used as one after. */
 	n = strlen(s);
 	s[n] = '\n';
-	if (geak_write_all(llm->record_fd, s, n + 1) < 0) {
-		geak_warn("--record:");
+	if (geak_write_all(fd, s, n + 1) < 0) {
+		geak_warn("%s:", fd == llm->journal_fd ? "--journal" : "--record");
 		rc = -1;
 	}
 	free(s);

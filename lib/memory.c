@@ -175,7 +175,10 @@ geak_memory_update(json_t *rec, const struct geak_memory_opts *o)
 	debug = json_is_integer(counter) ? json_integer_value(counter) : 0;
 	if (o->rule == GEAK_COUNT_V2 || json_array_size(best) > 0)
 		debug++;
-	if (debug >= o->max_debug || out == GEAK_OUT_FLAGGED) {
+	/* The failure that starts a run of failures is not a debug round:
+	 * max_debug rounds of debugging follow it, as GEAK's
+	 * max_perf_debug_num gives, and the next failure drops the lineage. */
+	if (debug > o->max_debug || out == GEAK_OUT_FLAGGED) {
 		json_object_set_new(rec, "perf_debug", json_integer(0));
 		return GEAK_NEXT_RESTART;
 	}

@@ -52,7 +52,8 @@ enum geak_next {
 
 struct geak_memory_opts {
 	size_t ancestors;          /* capacity of best */
-	long max_debug;            /* debugging-trap cap */
+	long max_debug;            /* debugging-trap cap: debug rounds a failing
+	                            * lineage gets before it is dropped */
 	enum geak_count_rule rule;
 };
 

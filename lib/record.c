@@ -77,6 +77,18 @@ geak_input_where(const struct geak_input *in)
 }
 
 const char *
+geak_input_file(const struct geak_input *in)
+{
+	return in->name ? in->name : "-";
+}
+
+long
+geak_input_lineno(const struct geak_input *in)
+{
+	return in->line;
+}
+
+const char *
 geak_input_raw(const struct geak_input *in, size_t *len)
 {
 	*len = in->raw_len;
@@ -720,49 +732,63 @@ geak_set_error(json_t *rec, const char *stage, const char *kind, const char *fmt
 }
 
 int
+geak_bad_field(json_t *rec, const char *where, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	geak_warn("%s: %s", where, msg);
+	geak_set_error(rec, "input", "bad_field", "%s", msg);
+	return GEAK_FAILED;
+}
+
+int
 geak_has_error(json_t *rec)
 {
 	return json_is_object(json_object_get(rec, "error"));
 }
 
-int
-geak_filter(char *const *paths, int npaths, geak_filter_fn *fn, void *ctx)
-{
-	struct geak_input *in = geak_input_open(paths, npaths);
-	struct geak_output out;
-	json_t *rec;
-	int r, status = GEAK_EXIT_OK;
+/* The fields geak-record(5) gives a type, for every record every tool
+ * reads: a record that breaks one is refused the same way everywhere,
+ * whichever fields the tool itself uses. */
+static const struct geak_field record_fields[] = {
+	{ "id", GEAK_T_STRING, 0 }, { "run", GEAK_T_INT, 0 },
+	{ "iter", GEAK_T_INT, 0 }, { "sample", GEAK_T_INT, 0 },
+	{ "error", GEAK_T_OBJECT, 0 },
+	{ "task", GEAK_T_OBJECT, 0 }, { "task.suite", GEAK_T_STRING, 0 },
+	{ "task.name", GEAK_T_STRING, 0 }, { "task.instruction", GEAK_T_STRING, 0 },
+	{ "task.reference", GEAK_T_STRING, 0 }, { "task.test", GEAK_T_STRING, 0 },
+	{ "task.test_autotune", GEAK_T_STRING, 0 }, { "task.perf", GEAK_T_STRING, 0 },
+	{ "task.entry", GEAK_T_STRING, 0 }, { "task.difficulty", GEAK_T_INT, 0 },
+	{ "task.target_kernels", GEAK_T_ARRAY, 0 }, { "task.signatures", GEAK_T_ARRAY, 0 },
+	{ "task.cpu_ok", GEAK_T_BOOL, 0 }, { "task.tolerance", GEAK_T_OBJECT, 0 },
+	{ "task.tolerance.rtol", GEAK_T_NUMBER, 0 }, { "task.tolerance.atol", GEAK_T_NUMBER, 0 },
+	{ "code", GEAK_T_STRING, 0 }, { "code_sha", GEAK_T_STRING, 0 },
+	{ "mode", GEAK_T_STRING, 0 }, { "thought", GEAK_T_STRING, 0 },
+	{ "knowledge", GEAK_T_OBJECT, 0 }, { "llm", GEAK_T_OBJECT, 0 },
+	{ "usage_total", GEAK_T_OBJECT, 0 }, { "usage_total.calls", GEAK_T_INT, 0 },
+	{ "usage_total.input_tokens", GEAK_T_INT, 0 },
+	{ "usage_total.output_tokens", GEAK_T_INT, 0 },
+	{ "oneshot", GEAK_T_OBJECT, 0 }, { "oneshot.code", GEAK_T_STRING, 0 },
+	{ "oneshots", GEAK_T_ARRAY, 0 },
+	{ "eval", GEAK_T_OBJECT, 0 }, { "eval.code_sha", GEAK_T_STRING, 0 },
+	{ "eval.call", GEAK_T_BOOL, 0 }, { "eval.exec", GEAK_T_BOOL, 0 },
+	{ "eval.speedup", GEAK_T_NUMBER, 0 }, { "eval.stage", GEAK_T_STRING, 0 },
+	{ "eval.reason", GEAK_T_STRING, 0 }, { "eval.message", GEAK_T_STRING, 0 },
+	{ "eval.traceback", GEAK_T_STRING, 0 }, { "eval.shapes", GEAK_T_ARRAY, 0 },
+	{ "eval.flags", GEAK_T_ARRAY, 0 }, { "eval.stdout_tail", GEAK_T_STRING, 0 },
+	{ "eval.stderr_tail", GEAK_T_STRING, 0 },
+	{ "reflection", GEAK_T_STRING, 0 }, { "history", GEAK_T_ARRAY, 0 },
+	{ "best", GEAK_T_ARRAY, 0 }, { "perf_debug", GEAK_T_INT, 0 },
+	{ "strategy", GEAK_T_STRING, 0 }, { "selected", GEAK_T_OBJECT, 0 },
+	{ NULL, 0, 0 },
+};
 
-	geak_output_init(&out, stdout, "stdout");
-	while ((r = geak_input_next(in, &rec)) != GEAK_READ_EOF) {
-		if (r == GEAK_READ_FAIL) {
-			status = GEAK_EXIT_FATAL;
-			continue;
-		}
-		int verdict = GEAK_PASS;
-		if (r == GEAK_READ_BAD)
-			verdict = GEAK_FAILED;
-		else if (!geak_has_error(rec))
-			verdict = fn(rec, geak_input_where(in), ctx);
-		if (verdict == GEAK_FAILED)
-			status = status ? status : GEAK_EXIT_RECORDS;
-		if (verdict == GEAK_PASS && r == GEAK_READ_OK) {
-			size_t len;
-			const char *raw = geak_input_raw(in, &len);
-			if (geak_output_write_line(&out, raw, len) < 0) {
-				json_decref(rec);
-				status = GEAK_EXIT_FATAL;
-				break;
-			}
-		} else if (geak_output_write(&out, rec) < 0) {
-			json_decref(rec);
-			status = GEAK_EXIT_FATAL;
-			break;
-		}
-		json_decref(rec);
-	}
-	geak_input_close(in);
-	if (geak_output_close(&out) < 0)
-		status = GEAK_EXIT_FATAL;
-	return status;
+int
+geak_check_record(json_t *rec, char *msg, size_t msglen)
+{
+	return geak_check_fields(rec, record_fields, msg, msglen);
 }

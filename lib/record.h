@@ -27,8 +27,11 @@ enum {
 	GEAK_READ_FAIL = 3, /* an input file could not be read (reported) */
 };
 int geak_input_next(struct geak_input *in, json_t **rec);
-/* "file:line" of the line last returned, for messages. */
+/* "file:line" of the line last returned, for messages; the file and the
+ * line number alone. */
 const char *geak_input_where(const struct geak_input *in);
+const char *geak_input_file(const struct geak_input *in);
+long geak_input_lineno(const struct geak_input *in);
 /* The raw bytes of the line last returned (no newline); valid until the
  * next geak_input_next. */
 const char *geak_input_raw(const struct geak_input *in, size_t *len);
@@ -85,14 +88,19 @@ char *geak_json_compact(json_t *v);
 /* A deep copy of v (NULL for NULL); exits on allocation failure. */
 json_t *geak_json_copy(json_t *v);
 
-/* The common filter loop: read every record, call fn on the good ones,
- * write each record out, bad lines as error records.  fn returns
- * GEAK_DONE when it changed the record, GEAK_PASS when it left it alone
- * (the input line is then copied byte for byte), GEAK_FAILED when it
- * attached an error.  A record that arrived with an error passes through
- * untouched: fn does not see it.  Returns the tool's exit status. */
+/* Check the types geak-record(5) gives the fields of every record; on
+ * failure write "field 'x': expected ..., got ..." into msg and return -1.
+ * The record loop (recpool.h) applies it to every record it reads. */
+int geak_check_record(json_t *rec, char *msg, size_t msglen);
+
+/* A field the stage needs is missing or unusable: say so on stderr as
+ * "prog: where: message" and attach the error (stage "input", kind
+ * "bad_field") that geak-record(5) gives it.  Returns GEAK_FAILED. */
+int geak_bad_field(json_t *rec, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* What a stage did with a record (recpool.h): changed it, attached an
+ * error, or left it alone (then it is written byte for byte as read). */
 enum { GEAK_DONE = 0, GEAK_FAILED = 1, GEAK_PASS = 2 };
-typedef int geak_filter_fn(json_t *rec, const char *where, void *ctx);
-int geak_filter(char *const *paths, int npaths, geak_filter_fn *fn, void *ctx);
 
 #endif

@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +33,14 @@ geak_vwarn(const char *fmt, va_list ap)
 	int saved = errno;
 	size_t n = strlen(fmt);
 
+	/* Threads of one tool warn at once: each message is one line. */
+	flockfile(stderr);
 	fprintf(stderr, "%s: ", geak_prog);
 	vfprintf(stderr, fmt, ap);
 	if (n && fmt[n - 1] == ':')
 		fprintf(stderr, " %s", strerror(saved));
 	fputc('\n', stderr);
+	funlockfile(stderr);
 	errno = saved;
 }
 
@@ -47,6 +52,22 @@ geak_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	geak_vwarn(fmt, ap);
 	va_end(ap);
+}
+
+static atomic_int stop_signal;
+
+void
+geak_stop(int sig)
+{
+	int none = 0;
+
+	atomic_compare_exchange_strong(&stop_signal, &none, sig);
+}
+
+int
+geak_stopping(void)
+{
+	return atomic_load(&stop_signal);
 }
 
 noreturn void
@@ -321,19 +342,19 @@ is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-const char *
-geak_sharedir(void)
+static char *sharedir;
+
+static void
+find_sharedir(void)
 {
-	static char *found;
 	char exe[PATH_MAX], *slash;
 	ssize_t n;
-	const char *env;
+	const char *env = getenv("GEAK_SHAREDIR");
 
-	if (found)
-		return found;
-	env = getenv("GEAK_SHAREDIR");
-	if (env && *env)
-		return found = geak_xstrdup(env);
+	if (env && *env) {
+		sharedir = geak_xstrdup(env);
+		return;
+	}
 	/* A tool run from the build tree finds bin/../share. */
 	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	if (n > 0) {
@@ -343,11 +364,22 @@ geak_sharedir(void)
 			char *cand = geak_xasprintf("%s/../share/harness", exe);
 			int ok = is_dir(cand);
 			free(cand);
-			if (ok)
-				return found = geak_xasprintf("%s/../share", exe);
+			if (ok) {
+				sharedir = geak_xasprintf("%s/../share", exe);
+				return;
+			}
 		}
 	}
-	return found = geak_xstrdup(GEAK_SHAREDIR);
+	sharedir = geak_xstrdup(GEAK_SHAREDIR);
+}
+
+const char *
+geak_sharedir(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, find_sharedir);
+	return sharedir;
 }
 
 char *

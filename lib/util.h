@@ -14,6 +14,10 @@ enum {
 	GEAK_EXIT_RECORDS = 1, /* some records came out with an error object */
 	GEAK_EXIT_USAGE = 2,   /* bad command line */
 	GEAK_EXIT_FATAL = 3,   /* could not run or write output: records lost */
+	GEAK_EXIT_RUN = 4,     /* every record came out, but some failed for a
+	                        * reason that is not theirs (the key, the
+	                        * network, the provider, the budget): the output
+	                        * is not a result to keep */
 };
 
 extern const char *geak_prog; /* name used as the prefix of every message */
@@ -25,6 +29,12 @@ void geak_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 noreturn void geak_die(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void geak_vwarn(const char *fmt, va_list ap);
+
+/* A stop was asked for (a signal, see recpool.h): work in progress
+ * finishes, nothing new starts.  Safe from any thread. */
+void geak_stop(int sig);
+/* The signal that asked for the stop, or 0. */
+int geak_stopping(void);
 
 /* Allocators that end the tool on failure: the tools are short-lived
  * filters, and a half-written record is worse than a clean exit. */

@@ -2,7 +2,7 @@
 # Record I/O through the library's filter loop (tests/helpers/passthru):
 # bad lines become error records, nothing is lost, unknown fields pass.
 . "$(dirname "$0")/lib.sh"
-plan 24
+plan 28
 
 lines() { wc -l < "$1" | tr -d ' '; }
 
@@ -81,6 +81,20 @@ passthru in.jsonl > /dev/full 2> err.txt
 check_same "write failure exits 3" 3 $?
 check_same "write failure reported once" "passthru: stdout: write failed: No space left on device" \
 	"$(cat err.txt)"
+
+# The loop with several slots: 2000 records, more than it holds at once,
+# in order and byte for byte; unordered, every one of them still comes out.
+seq 0 1999 | awk '{ printf "{\"n\": %d, \"pad\": \"x\"}\n", $1 }' > many.jsonl
+PASSTHRU_JOBS=8 passthru many.jsonl > out.jsonl
+check_same "8 slots: in order, byte for byte" "$(sha256sum < many.jsonl)" "$(sha256sum < out.jsonl)"
+PASSTHRU_JOBS=8 PASSTHRU_UNORDERED=1 passthru many.jsonl > out.jsonl
+check_same "unordered: every record once" "$(sort many.jsonl | sha256sum)" "$(sort out.jsonl | sha256sum)"
+check "unordered: not in input order" [ "$(sha256sum < many.jsonl)" != "$(sha256sum < out.jsonl)" ]
+# A record made into three: all three in its place, the bad line in its own.
+PASSTHRU_SPLIT=3 passthru mixed.jsonl > out.jsonl 2> /dev/null
+check_same "split: three records in the place of each, one for a bad line" \
+	't/1:0 t/1:1 t/1:2 - - - - t/6:0 t/6:1 t/6:2' \
+	"$(jq -r 'if .error then "-" else "\(.id):\(.part)" end' out.jsonl | tr '\n' ' ' | sed 's/ $//')"
 
 # A missing input file is reported, and the others are still read.
 passthru in.jsonl nonexistent.jsonl in.jsonl > out.jsonl 2> err.txt

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$top/tests/04lib-llm.sh"
 command -v jq >/dev/null || skip_all "jq is not installed"
-plan 54
+plan 57
 
 start_server s --key "$KEY" --models gpt-4.1 --stall-seconds 5
 
@@ -49,7 +49,7 @@ for f in 408-once 409-once 429-once 429-ms-once 429-date-once 500-once 503-once 
 done
 
 one always500 500 --max-attempts 2
-check_same "500 every time: gives up after 2 attempts" "1 http" \
+check_same "500 every time: gives up after 2 attempts, exit 4 (not the record's fault)" "4 http" \
 	"$rc $(field always500.out '.error.kind')"
 check_match "500 every time: says so" "HTTP 500.*test fault 500.*gave up after 2 attempts" \
 	"$(field always500.out '.error.message')"
@@ -60,9 +60,12 @@ one always429 429 --max-attempts 5 --max-wait 2
 check_match "429 every time: stops at --max-wait" "gave up: waiting .* --max-wait 2" \
 	"$(field always429.out '.error.message')"
 
-for code in 400 404 422; do
+# 400 and 422 refuse what the request holds (exit 1); 404, a wrong
+# endpoint or model, is the run's (exit 4).
+for code in 400:1 404:4 422:1; do
+	want=${code#*:} code=${code%:*}
 	one "refused$code" "$code"
-	check_same "$code: not retried, kind http" "1 http 1" \
+	check_same "$code: not retried, kind http, exit $want" "$want http 1" \
 		"$rc $(field "refused$code.out" '.error.kind') $(grep -c "llm-test:$code\]" "$s_log")"
 	check_match "$code: the provider's message" "HTTP $code .*test fault $code" \
 		"$(field "refused$code.out" '.error.message')"
@@ -70,7 +73,7 @@ done
 
 task wrongkey "Write it." >wrongkey.in
 OPENAI_API_KEY=sk-wrong-key geak-gen --base-url "$s_url" <wrongkey.in >wrongkey.out 2>wrongkey.err
-check_same "wrong key: kind auth, exit 1" "1 auth" "$? $(field wrongkey.out '.error.kind')"
+check_same "wrong key: kind auth, exit 4" "4 auth" "$? $(field wrongkey.out '.error.kind')"
 check_match "wrong key: the provider's message" "HTTP 401.*invalid API key" \
 	"$(field wrongkey.out '.error.message')"
 check_match "wrong key: reported once on stderr, naming the record" \
@@ -82,16 +85,27 @@ gen --model gpt-nonexistent <nomodel.in >nomodel.out 2>nomodel.err
 check_match "unknown model: 404 naming it" "404.*gpt-nonexistent" "$(field nomodel.out '.error.message')"
 
 one stall stall --stall-timeout 1 --max-attempts 1
-check_same "stalled stream: kind stall" "1 stall" "$rc $(field stall.out '.error.kind')"
+check_same "stalled stream: kind stall" "4 stall" "$rc $(field stall.out '.error.kind')"
+
+# A stream kept open with comments alone is never silent, so no stall is
+# seen: the request's deadline ends it.
+t0=$(date +%s)
+one comments comments --max-time 2 --stall-timeout 1
+t1=$(date +%s)
+check_same "a stream of comments only: kind timeout, exit 4" "4 timeout" \
+	"$rc $(field comments.out '.error.kind')"
+check_match "the deadline is named" "no whole answer after 2 s \\(--max-time\\)" \
+	"$(field comments.out '.error.message')"
+check "given up at the deadline, not when the server stops" [ $((t1 - t0)) -le 4 ]
 
 one cut cut --max-attempts 2
-check_same "stream without [DONE]: kind truncated, not a short answer" "1 truncated null" \
+check_same "stream without [DONE]: kind truncated, not a short answer" "4 truncated null" \
 	"$rc $(field cut.out '.error.kind') $(field cut.out '.code')"
 one drop drop --max-attempts 1
 check_same "connection dropped mid-stream: kind network" "network" "$(field drop.out '.error.kind')"
 
 one badjson malformed --no-stream
-check_same "malformed JSON reply: kind provider" "1 provider" "$rc $(field badjson.out '.error.kind')"
+check_same "malformed JSON reply: kind provider" "4 provider" "$rc $(field badjson.out '.error.kind')"
 one badevent malformed
 check_same "malformed stream event: kind provider" "provider" "$(field badevent.out '.error.kind')"
 
@@ -107,7 +121,7 @@ one huge2 huge:9000000 --no-stream
 check_same "answer over 8 MiB: kind too_large" "too_large" "$(field huge2.out '.error.kind')"
 
 one evlate error-event-late
-check_same "error event after text: an error, not a short answer" "1 provider 1" \
+check_same "error event after text: an error, not a short answer" "4 provider 1" \
 	"$rc $(field evlate.out '.error.kind') $(field evlate.out '.llm.attempts // 1')"
 check_match "error event: the provider's words" "boom" "$(field evlate.out '.error.message')"
 
@@ -125,7 +139,7 @@ for f in none 429-once 500-once 400 401 empty cut-once stall-once error-event-on
 	task "m$f" "Write m$f. [[llm-test:$f]]" >>mixed.in
 done
 gen -j 8 --stall-timeout 1 <mixed.in >mixed.out 2>mixed.err
-check_same "mixed batch: exit 1 (some records carry errors)" 1 "$?"
+check_same "mixed batch: exit 4 (some records failed for the run's reasons)" 4 "$?"
 check_same "mixed batch: 10 records in, 10 out" 10 "$(lines mixed.out)"
 check_same "mixed batch: input order kept" "$(field mixed.in .id)" "$(field mixed.out .id)"
 check_same "mixed batch: errors where due" "null null null http auth no_code null null null null" \

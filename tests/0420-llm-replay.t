@@ -1,7 +1,8 @@
 #!/bin/sh
 # Record and replay (--record/--replay) and the budget (--max-tokens-total,
 # --max-cost): a replay needs no server and no key; a miss and a request
-# the budget stopped are errors on their record, and no record is lost.
+# the budget stopped are errors on their record, no record is lost, and
+# the exit status (4) says the output is not a result to keep.
 . "$(dirname "$0")/lib.sh"
 . "$top/tests/04lib-llm.sh"
 command -v jq >/dev/null || skip_all "jq is not installed"
@@ -30,7 +31,7 @@ check_same "replay: the same records but for llm" \
 task gamma "Write gamma." >miss.in
 cat two.in >>miss.in
 geak-gen -n 2 --replay rec.jsonl <miss.in >miss.out 2>miss.err
-check_same "replay miss: exit 1" 1 "$?"
+check_same "replay miss: exit 4 (the recording does not fit the run)" 4 "$?"
 check_same "replay miss: every record out" 6 "$(lines miss.out)"
 check_same "replay miss: kind replay_miss on the new task only" \
 	"replay_miss replay_miss null null null null" "$(field miss.out '.error.kind' | tr '\n' ' ' | sed 's/ $//')"
@@ -45,7 +46,7 @@ check_same "unreadable replay file: exit 3, nothing written" "3 0" "$? $(lines b
 start_server b --key "$KEY"
 for t in one two three four; do task "$t" "Write $t."; done >four.in
 OPENAI_API_KEY=$KEY geak-gen --base-url "$b_url" -j 1 --max-tokens-total 10 <four.in >budget.out 2>budget.err
-check_same "token budget: exit 1" 1 "$?"
+check_same "token budget: exit 4 (the run stopped short, not the records)" 4 "$?"
 check_same "token budget: 4 records in, 4 out" 4 "$(lines budget.out)"
 check_same "token budget: one sent, the rest stopped" "null budget budget budget" \
 	"$(field budget.out '.error.kind' | tr '\n' ' ' | sed 's/ $//')"

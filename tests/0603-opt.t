@@ -5,7 +5,7 @@
 # and answers without code.
 . "$(dirname "$0")/lib.sh"
 . "$top/tests/06lib.sh"
-plan 26
+plan 27
 
 cat > script.jsonl <<'EOS'
 {"match": "[[no-code]]", "text": "I would rather not write that."}
@@ -60,7 +60,9 @@ geak-opt --ancestors 2 c.jsonl > c.out
 check_same "slower than the list: not added" '["s","f"]' "$(jq -c '[.best[].code_sha]' c.out)"
 check_same "but still optimised" '"optimize"' "$(jq -c .mode c.out)"
 
-# 3. The debugging trap: failures after a correct kernel.
+# 3. The debugging trap: failures after a correct kernel.  --max-debug 2
+# gives the failed kernel two debug rounds; the failure of the second
+# drops the lineage.
 rec d true false null "$(best s:1.5)" 0 > d.jsonl
 geak-opt --max-debug 2 d.jsonl > d1.out
 check_same "first failure: passed on for debugging, counted" '1 "code d"' \
@@ -68,18 +70,21 @@ check_same "first failure: passed on for debugging, counted" '1 "code d"' \
 calls=$(wc -l < llm.log)
 check_same "no model call for a failure" 3 "$calls"
 geak-opt --max-debug 2 d1.out > d2.out
-check_same "cap reached: lineage restarted from best" '{"code":"# restarted\n","mode":"optimize","perf_debug":0}' \
-	"$(jq -cS '{code, mode, perf_debug}' d2.out)"
+check_same "the first debug round failed: a second one" '2 "code d"' \
+	"$(jq -r '[.perf_debug, (.code | tojson)] | join(" ")' d2.out)"
+geak-opt --max-debug 2 d2.out > d3.out
+check_same "the second failed: lineage restarted from best" '{"code":"# restarted\n","mode":"optimize","perf_debug":0}' \
+	"$(jq -cS '{code, mode, perf_debug}' d3.out)"
 check_match "restart prompt asks for a different strategy" 'failed 2 times in a row' \
 	"$(llm_prompt 4 | tr '\n' ' ')"
 
 # 4. Before any correct kernel: v2 counts and starts over, v1 does not count.
-rec e false false null '[]' 1 > e.jsonl
+rec e false false null '[]' 2 > e.jsonl
 geak-opt --max-debug 2 e.jsonl > e2.out
 check_same "v2: capped with an empty best list: start from the task" '{"code":false,"code_sha":false,"eval":false,"iter":2,"perf_debug":0}' \
 	"$(jq -cS '{code: has("code"), code_sha: has("code_sha"), eval: has("eval"), iter, perf_debug}' e2.out)"
 geak-opt --max-debug 2 --count-rule v1 e.jsonl > e1.out
-check_same "v1: no count while best is empty" '1 true' \
+check_same "v1: no count while best is empty" '2 true' \
 	"$(jq -r '[.perf_debug, has("code")] | map(tostring) | join(" ")' e1.out)"
 check_same "v1 and v2 made no call" 4 "$(wc -l < llm.log)"
 

@@ -3,7 +3,7 @@
 # flagged one), the beam, and every metric against values worked out by
 # hand (see the comments), plus the HTML and Markdown reports.
 . "$(dirname "$0")/lib.sh"
-plan 28
+plan 31
 
 # ev ID RUN ITER SHA CALL EXEC SPEEDUP FLAGS [EXTRA]
 ev() {
@@ -89,6 +89,16 @@ echo '{"id":"plain/<b>&x","code":"c","code_sha":"z","eval":{"code_sha":"z","call
 	geak-select -r esc.html > /dev/null
 check_same "ids are escaped in HTML" '0 2' \
 	"$(grep -c 'plain/<b>' esc.html) $(grep -o 'plain/&lt;b&gt;&amp;x' esc.html | wc -l | tr -d ' ')"
+# A task that never had a candidate comes out as its record (under
+# SANITIZE=1 this also shows no sort of an empty list is attempted).
+printf '%s\n' '{"id":"plain/none","task":{"instruction":"x"}}' > none.jsonl
+geak-select -S -r none.html none.jsonl > none.out 2> none.err
+check_same "a task without a candidate: exit 0, counted, not passed" '0 1 0' \
+	"$? $(jq -c '"\(.tasks) \(.exec_pass)"' -r none.out)"
+geak-select none.jsonl > none.out 2>> none.err
+check_same "... its record comes out, without a selection" '"plain/none" false' \
+	"$(jq -c .id none.out) $(jq -c 'has("selected")' none.out)"
+check_same "... and nothing on stderr" '' "$(cat none.err)"
 geak-select -r report.pdf runs.jsonl > /dev/null 2>&1
 check_same "unknown report type: usage error" 2 $?
 geak-select -k 0 runs.jsonl > /dev/null 2>&1

@@ -1,73 +1,151 @@
 #!/bin/sh
-# Kill the loop twice, once during an evaluation (SIGTERM) and once during
-# the model calls (SIGKILL), and run it again each time: it must carry on
-# from the last complete step, never redo one, and lose or duplicate no
-# record.
+# Stop the loop with `kill PID` (SIGTERM) at each of its stages and run
+# it again each time: no process of the run outlives the loop, no request
+# whose answer came back is made again, and the final records are those of
+# an uninterrupted run.  Then SIGKILL, which the loop cannot pass on: its
+# step goes on alone and keeps the folder locked, so a second run fails at
+# once, until the step has ended; then the run completes.
 . "$(dirname "$0")/lib.sh"
 . "$top/tests/06lib.sh"
 have_python || skip_all "no Python with torch and triton ($GEAK_PYTHON)"
-command -v setsid >/dev/null 2>&1 || skip_all "setsid is needed to kill the loop's process group"
-# Two seconds per request, so that a kill lands inside the model calls.
-start_llm "$top/examples/demo/script.jsonl" --latency 2
-plan 14
+command -v setsid >/dev/null 2>&1 || skip_all "setsid is needed"
+command -v flock >/dev/null 2>&1 || skip_all "flock is needed"
+plan 31
+mkdir tmp
+TMPDIR=$scratch/tmp
+# The optimiser is asked on the CPU too, so that every stage asks the model.
+GEAK_OPT_FLAGS=--unmeasured
+export TMPDIR GEAK_OPT_FLAGS
+task=$top/examples/demo/task.jsonl
+check_prompt='Reply with the single word: ok'
 
+# An uninterrupted run, against a server of its own.
+start_llm "$top/examples/demo/script.jsonl" --latency 1
+"$top/examples/loop.sh" -n 3 -o "$scratch/ref" "$task" 2> ref.err
+check_same "the uninterrupted run completes" 0 $?
+kill "$llm_pid"
+wait "$llm_pid" 2>/dev/null
+mv llm.log ref.log
+
+# Each answer takes a second, so that a stop lands inside a model call;
+# a cache of its own, so that every evaluation runs.
+start_llm "$top/examples/demo/script.jsonl" --latency 1
+XDG_CACHE_HOME=$scratch/cache-stopped
+TRITON_CACHE_DIR=$XDG_CACHE_HOME/triton
 loop_pid=
-run_loop() {
-	setsid "$top/examples/loop.sh" -n 3 -o out "$top/examples/demo/task.jsonl" 2>> loop.err &
+start_loop() {
+	setsid "$top/examples/loop.sh" -n 3 -o "$scratch/out" "$task" 2>> loop.err &
 	loop_pid=$!
 }
-# wait_for FILE: until FILE exists (or 200 s pass).
-wait_for() {
+# requests TEXT: how many requests whose prompt holds TEXT the server saw.
+requests() {
+	jq -r --arg t "$1" 'select(.body.messages[0].content | contains($t)) | .n' llm.log 2>/dev/null |
+		wc -l | tr -d ' '
+}
+# until_request TEXT N: until the server has seen N such requests (60 s at most).
+until_request() {
 	n=0
-	while [ ! -f "$1" ] && [ $n -lt 2000 ]; do
+	while [ "$(requests "$1")" -lt "$2" ] && [ $n -lt 600 ]; do
 		sleep 0.1
 		n=$((n + 1))
 	done
-	[ -f "$1" ]
 }
-kill_loop() {
-	kill "-$1" "-$loop_pid"
-	wait "$loop_pid" 2>/dev/null
+# until_eval: until the evaluation's workers have started.
+until_eval() {
+	n=0
+	while ! pgrep -s "$loop_pid" -f geak_worker > /dev/null && [ $n -lt 600 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
 }
-digest() {
-	cat "$@" | sha256sum | cut -d' ' -f1
+stop_loop() {
+	kill "$loop_pid"
+	wait "$loop_pid"
+	rc=$?
+}
+# alive: the run's processes still alive (zombies are dead), after the
+# few seconds geak-eval's workers take to see that it is gone.
+alive() {
+	n=0
+	while [ $n -lt 50 ]; do
+		left=$(ps -o stat= -o pid= -o args= -s "$loop_pid" | awk '$1 !~ /^Z/')
+		[ -z "$left" ] && break
+		sleep 0.1
+		n=$((n + 1))
+	done
+	printf '%s' "$left"
 }
 
-run_loop
-wait_for out/iter-1.jsonl
-check "killed during iteration 1's evaluation" [ ! -f out/evaluated-1.jsonl ]
-kill_loop TERM
-before=$(digest out/iter-0.jsonl out/evaluated-0.jsonl out/iter-1.jsonl)
-calls=$(wc -l < llm.log | tr -d ' ')
+start_loop
+until_request '**Request:**' 1
+stop_loop
+check_same "stopped in the first attempt's call: exit 143" 143 "$rc"
+check_same "no process of the run left" "" "$(alive)"
+check "the step is not kept" [ ! -f out/iter-0.jsonl ]
+check_same "the answer that came back is kept in the step's journal" 1 \
+	"$(wc -l < out/iter-0.jsonl.journal | tr -d ' ')"
 
-run_loop
-wait_for out/evaluated-1.jsonl
-sleep 1
-check "killed during the model calls of iteration 2" [ ! -f out/iter-2.jsonl ]
-kill_loop KILL
-check_same "finished steps untouched by the restart" "$before" \
-	"$(digest out/iter-0.jsonl out/evaluated-0.jsonl out/iter-1.jsonl)"
-check_same "no model call of a finished step was made again" "$calls" \
-	"$(jq -r 'select(.n <= '"$calls"') | .n' llm.log | wc -l | tr -d ' ')"
-before=$(digest out/iter-0.jsonl out/evaluated-0.jsonl out/iter-1.jsonl out/evaluated-1.jsonl)
+start_loop
+until_eval
+stop_loop
+check_same "stopped in an evaluation: exit 143" 143 "$rc"
+check_same "no process of the run left" "" "$(alive)"
+check "the first step was completed from its journal" [ -f out/iter-0.jsonl ]
+check "the journal goes with the completed step" [ ! -f out/iter-0.jsonl.journal ]
+check "the evaluation is not kept" [ ! -f out/evaluated-0.jsonl ]
 
-"$top/examples/loop.sh" -n 3 -o out "$top/examples/demo/task.jsonl" 2>> loop.err
-check_same "the third run completes" 0 $?
-check_same "finished steps untouched again" "$before" \
-	"$(digest out/iter-0.jsonl out/evaluated-0.jsonl out/iter-1.jsonl out/evaluated-1.jsonl)"
-check_same "one record in every file, none lost or doubled" '1 1 1 1 1 1' \
-	"$(for f in iter-0 evaluated-0 iter-1 evaluated-1 iter-2 evaluated-2; do
-		wc -l < out/$f.jsonl | tr -d ' '; done | tr '\n' ' ' | sed 's/ $//')"
-check_same "the loop's decisions are those of an uninterrupted run" 'first debug optimize' \
-	"$(jq -r .mode out/evaluated-0.jsonl out/evaluated-1.jsonl out/evaluated-2.jsonl | tr '\n' ' ' | sed 's/ $//')"
-check_same "the last candidate is correct" true "$(jq -r .eval.exec out/evaluated-2.jsonl)"
-check_same "one first attempt asked for" 1 \
-	"$(jq -r '.body.messages[0].content | select(contains("**Request:**") and (contains("Previous attempt") | not)) | "x"' llm.log | wc -l | tr -d ' ')"
-check_same "iteration 0 reflected on once" 1 \
-	"$(jq -r '.body.messages[0].content | select(contains("the run failed")) | "x"' llm.log | wc -l | tr -d ' ')"
-# Of iteration 2's three calls, those made before the kill were made again.
-total=$(wc -l < llm.log | tr -d ' ')
-check "at most the killed step's calls were repeated" [ "$total" -ge 5 -a "$total" -le 8 ]
-check_same "no temporary files left" '' "$(ls out | grep '\.tmp\|\.s[0-9]$' || true)"
-check_same "the selection is made" 1 "$(wc -l < out/best.jsonl | tr -d ' ')"
+start_loop
+until_request 'the run failed' 1
+stop_loop
+check_same "stopped in a reflection's call: exit 143" 143 "$rc"
+check_same "no process of the run left" "" "$(alive)"
+check "the step is not kept" [ ! -f out/iter-1.jsonl ]
+
+start_loop
+until_request '**Previous attempt:**' 1
+stop_loop
+check_same "stopped in a debug attempt's call: exit 143" 143 "$rc"
+check_same "no process of the run left" "" "$(alive)"
+check_same "the step's journal holds the reflection and the fix" 2 \
+	"$(wc -l < out/iter-1.jsonl.journal | tr -d ' ')"
+
+start_loop
+until_request 'correct implementations of this task found so far' 1
+stop_loop
+check_same "stopped in an optimisation's call: exit 143" 143 "$rc"
+check_same "no process of the run left" "" "$(alive)"
+
+# SIGKILL cannot be passed on: the step goes on alone, holding the lock.
+start_loop
+until_eval
+kill -KILL "$loop_pid"
+wait "$loop_pid" 2>/dev/null
+"$top/examples/loop.sh" -n 3 -o "$scratch/out" "$task" > /dev/null 2> second.err
+check_same "while the killed run's step goes on, a second run fails" 3 $?
+check_match "and says why" "out is in use by another run \\(pid [0-9]+\\)" "$(cat second.err)"
+flock out/.geak.lock true
+"$top/examples/loop.sh" -n 3 -o "$scratch/out" "$task" 2>> loop.err
+check_same "once it has ended, the run completes" 0 $?
+
+# The server saw each request that was answered once, but for the
+# preflight, made once per start of the loop.
+check_same "no request made twice" 0 \
+	"$(jq -c --arg c "$check_prompt" 'select(.body.messages[0].content != $c) | .body' llm.log |
+		sort | uniq -d | wc -l | tr -d ' ')"
+check_same "as many requests as the uninterrupted run" \
+	"$(jq -r --arg c "$check_prompt" 'select(.body.messages[0].content != $c) | .n' ref.log | wc -l | tr -d ' ')" \
+	"$(jq -r --arg c "$check_prompt" 'select(.body.messages[0].content != $c) | .n' llm.log | wc -l | tr -d ' ')"
+
+# What differs from run to run: timings, the server's request ids, and the
+# evaluator's paths in the traceback.
+same() {
+	jq -cS 'del(.llm.latency_ms, .llm.request_id, .eval.seconds, .eval.phases, .eval.cached,
+		.eval.traceback, .eval.runs, .eval.stdout_tail, .eval.stderr_tail)' "$1"
+}
+for f in iter-0 evaluated-0 iter-1 evaluated-1 iter-2 evaluated-2; do
+	check_same "$f.jsonl as in the uninterrupted run" "$(same ref/$f.jsonl)" "$(same out/$f.jsonl)"
+done
+check_same "usage counts every call, as in the uninterrupted run" "$(jq -c .usage ref/summary.json)" \
+	"$(jq -c .usage out/summary.json)"
+check_same "no temporary file or journal left" '' "$(ls out | grep '\.tmp\|\.journal' || true)"
 done_testing

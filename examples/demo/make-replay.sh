@@ -27,7 +27,9 @@ GEAK_BASE_URL=http://127.0.0.1:$(cat "$tmp/port")/v1
 GEAK_PROVIDER=openai
 GEAK_PROMPTS=$top/examples/demo/prompts
 GEAK_LLM_FLAGS="--provider openai --model geak-demo-recording --record $tmp/replay.jsonl"
-export GEAK_BASE_URL GEAK_PROVIDER GEAK_PROMPTS GEAK_LLM_FLAGS
+# As examples/demo.sh: the optimiser is asked even where no speed is measured.
+GEAK_OPT_FLAGS=--unmeasured
+export GEAK_BASE_URL GEAK_PROVIDER GEAK_PROMPTS GEAK_LLM_FLAGS GEAK_OPT_FLAGS
 examples/loop.sh -v -n 3 -o "$tmp/out" examples/demo/task.jsonl || exit 3
 mv -f "$tmp/replay.jsonl" examples/demo/replay.jsonl || exit 3
 echo "make-replay.sh: $(wc -l < examples/demo/replay.jsonl) exchanges in examples/demo/replay.jsonl" >&2

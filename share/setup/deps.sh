@@ -12,7 +12,8 @@ req=$top/share/harness/requirements.txt
 # Debian package : what needs it
 pkgs="gcc:cc make:make pkg-config:pkg-config libjansson-dev:jansson
 libcurl4-openssl-dev:libcurl libarchive-dev:libarchive libcmocka-dev:cmocka
-jq:jq perl:prove mandoc:mandoc clang:clang python3-venv:python3-venv"
+jq:jq perl:prove mandoc:mandoc clang:clang python3-venv:python3-venv
+util-linux:flock"
 
 missing=
 for p in $pkgs; do
@@ -36,7 +37,7 @@ if [ -n "$missing" ]; then
 		echo "deps: missing:$missing" >&2
 		echo "deps: as root on Debian or Ubuntu: apt-get install$missing" >&2
 		echo "deps: elsewhere install jansson, libcurl, libarchive and cmocka" \
-			"development files, jq, perl (prove), mandoc and clang" >&2
+			"development files, jq, perl (prove), mandoc, clang and flock" >&2
 		exit 1
 	fi
 fi

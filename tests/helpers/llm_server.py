@@ -23,6 +23,8 @@ request with that body only, so a retry then succeeds:
   408-once, 409-once, 500, 500-once, 503-once, 529-once (Anthropic's overload)
   400, 401, 403, 404, 422  refused, with a JSON error body
   stall, stall-once      send the headers and a little, then go silent
+  comments               keep the stream open with SSE comments (": keep-alive")
+                         every 0.2 s for --stall-seconds, with no answer
   cut, cut-once          end the stream cleanly without [DONE]/message_stop
   drop, drop-once        close the connection mid-stream
   malformed              200 with a body (or event) that is not JSON
@@ -329,8 +331,22 @@ class Handler(BaseHTTPRequestHandler):
             return 1
         return 0
 
+    def keep_alive(self):
+        """Comments only, which keep a reader from seeing a stall."""
+        end = time.time() + self.server.state.args.stall_seconds
+        try:
+            while time.time() < end:
+                self.chunk(": keep-alive\n\n")
+                time.sleep(0.2)
+            self.end_chunks()
+        except OSError:
+            pass
+
     def openai_events(self, body, pieces, tin, tout, base):
         cid = "chatcmpl-test-%d" % self.count
+        if base == "comments":
+            self.keep_alive()
+            return
         if base == "error-event":
             self.event(None, {"error": {"type": "overloaded_error", "message": "Overloaded"}})
             self.end_chunks()
@@ -372,6 +388,9 @@ class Handler(BaseHTTPRequestHandler):
         if base == "malformed":
             self.chunk("event: content_block_delta\ndata: {oops\n\n")
             self.end_chunks()
+            return
+        if base == "comments":
+            self.keep_alive()
             return
         self.event("content_block_start", {"type": "content_block_start", "index": 0,
                                            "content_block": {"type": "text", "text": ""}})

@@ -136,10 +136,14 @@ memory_counts_and_caps(void **state)
 
 	(void)state;
 	v1.rule = GEAK_COUNT_V1;
-	/* v2 counts failures with an empty best list and caps at 3. */
+	/* v2 counts failures with an empty best list; a cap of 3 gives the
+	 * failure that began them 3 debug rounds, and drops the lineage when
+	 * the third fails too. */
 	rec = evaluated("x", 0, 0, NULL, 1);
 	assert_int_equal(geak_memory_update(rec, &v2), GEAK_NEXT_DEBUG);
 	assert_int_equal(json_integer_value(json_object_get(rec, "perf_debug")), 2);
+	assert_int_equal(geak_memory_update(rec, &v2), GEAK_NEXT_DEBUG);
+	assert_int_equal(json_integer_value(json_object_get(rec, "perf_debug")), 3);
 	assert_int_equal(geak_memory_update(rec, &v2), GEAK_NEXT_RESTART);
 	assert_int_equal(json_integer_value(json_object_get(rec, "perf_debug")), 0);
 	json_decref(rec);
