@@ -169,7 +169,7 @@ process(void *arg, json_t *rec, const char *where)
 		return GEAK_FAILED;
 	hello = geak_slot_hello(s);
 	if (!(spec = task_spec(rec, s->gpu, hello, msg, sizeof msg)))
-		return fail_record(rec, where, "input", msg);
+		return geak_bad_field(rec, where, "%s", msg);
 	eval_key(spec, sha, key);
 	cached = geak_eopt.no_cache ? NULL : geak_cache_get(geak_eopt.cache_dir, "eval", key);
 	if (json_is_object(cached)) {
@@ -188,7 +188,7 @@ process(void *arg, json_t *rec, const char *where)
 		if (up_or_fail(s, rec, where) < 0)
 			return GEAK_FAILED;
 		if (!(spec = task_spec(rec, s->gpu, s->w[GEAK_W_RUN].hello, msg, sizeof msg)))
-			return fail_record(rec, where, "input", msg);
+			return geak_bad_field(rec, where, "%s", msg);
 		eval_key(spec, sha, key);
 	}
 	t0 = geak_now(); /* the worker's start-up is not this candidate's time */

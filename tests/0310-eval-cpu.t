@@ -142,7 +142,7 @@ check_same "a worker that cannot start: exit 1 and an error record" "1 harness" 
 printf '%s\n' "$ref" | jq -c '.task.suite = "other"' > bad.jsonl
 geak-eval --cpu --cache cache bad.jsonl > bad.out 2> bad.err
 check_same "a bad task field exits 1" 1 $?
-check_same "and comes out with an error object" "eval input" \
+check_same "and comes out with an error object" "input bad_field" \
 	"$(jq -r '.error | "\(.stage) \(.kind)"' bad.out)"
 check_match "the message names the field and line" "bad.jsonl:1: field 'task.suite'" "$(cat bad.err)"
 done_testing

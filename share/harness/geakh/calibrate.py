@@ -235,7 +235,9 @@ class Calibration:
         if got[0] is None or not any(r.get("ok") for r in got[0]["runs"]):
             got = self.process("B0", self.plan(self.seeds, 1))
         self.take(*got)
-        if self.racing():
+        # A reference run a process per call is not resampled: every
+        # further run would be another process.
+        if not self.one_call and self.racing():
             plan = self.plan([s for s in self.seeds for _ in range(RESAMPLES)], RESAMPLES)
             got = self.process("R", plan)
             self.take(*got)

@@ -173,7 +173,12 @@ class Job:
                 for case in cases:
                     case.setdefault("counts", counts.get(case["key"], {}))
         except _DeviceLost:
-            self.perf["error"] = {"kind": "runtime", "message": "the device faulted (see the case)"}
+            lost = cases[-1]
+            err = lost.get("error") or {}
+            self.perf["error"] = {"kind": err.get("kind", "runtime"),
+                                  "message": f"performance case {lost['key']}: {err.get('message')} "
+                                             "(the device was left unusable)",
+                                  "traceback": err.get("traceback")}
         except Exception as exc:  # noqa: BLE001
             self.perf["error"] = error_info(exc, self.own_files())
         self._first()
