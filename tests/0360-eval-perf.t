@@ -162,8 +162,8 @@ check_same "a synchronised call's wall time far above its event time is work the
 print(timing._hidden((1.0, 1.2)), timing._hidden((1.0, 3.0)))')"
 check_same "a test part's imports go with the kernel module, its own module's left out" \
 	"import torch|from os import path|" \
-	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import tasks
-print(tasks.test_imports("import torch\nfrom os import path\nfrom blk import f\ndef test_x():\n    import numpy\n", "blk"), end="")' | tr '\n' '|')"
+	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import source
+print(source.test_imports("import torch\nfrom os import path\nfrom blk import f\ndef test_x():\n    import numpy\n", "blk"), end="")' | tr '\n' '|')"
 # Correctness runs search each configuration briefly: they want outputs,
 # and full searches took minutes on scripts with many configurations and
 # shapes (a CUDA-graph search included).

@@ -1,8 +1,15 @@
-"""geakh: the evaluation harness of geak-eval (see geak-eval(1)).
+"""geakh: the evaluation harness of geak-eval (see geak-eval(1), and
+geak-harness(7) for its jobs).
 
-The modules split by trust: worker.py serves requests and forks one child
-per job; run.py executes code under test (untrusted side); judge.py decides
-pass/fail and never imports the code under test; timing.py times kernels.
+The modules split by trust.  Untrusted side, in the processes that import
+the code under test: run.py (a run by its plan), tasks.py and rocm.py (how
+each suite loads and runs), source.py (its source surgery), entry.py and
+launches.py (its calls and its kernels' launches), timing.py and bench.py
+(its timing), autotune.py (the one shim over Triton's autotuner), guard.py
+(seeding, poison, Landlock), cpu.py (the CPU mode).  Trusted side, in
+processes that never import it: calibrate.py (the reference's profile,
+from runs it forks), judge.py (pass or fail), compare.py and values.py
+(the one rule, and outputs as plain data), static.py (its source read).
 """
 import hashlib
 import os

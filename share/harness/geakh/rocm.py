@@ -10,7 +10,7 @@ import os
 import re
 import sys
 
-from . import entry, tasks
+from . import entry, launches, source
 
 DESELECT = "not test_performance and not test_save_performance_results and not test_save_results"
 
@@ -59,13 +59,13 @@ def forget_modules(d):
 
 
 def _file(program, test, sub):
-    text, last = tasks.assemble(program.spec["code"], test)
+    text, last = source.assemble(program.spec["code"], test)
     where = os.path.join(program.dir, sub)
     os.makedirs(where, exist_ok=True)
     path = os.path.join(where, program.name + ".py")
     with open(path, "w") as fp:
         fp.write(text)
-    tasks.COUNTER.watch(path, last)
+    launches.COUNTER.watch(path, last)
     return path
 
 
@@ -138,7 +138,7 @@ def _reference_ops(program, visit):
     import torch
     from geak_eval.perf.ROCm import performance_utils_pytest as pu
     spec = program.spec
-    text, _ = tasks.assemble(spec["reference"], spec.get("test") or "")
+    text, _ = source.assemble(spec["reference"], spec.get("test") or "")
     where = os.path.join(program.dir, "ref-perf")
     os.makedirs(where, exist_ok=True)
     path = os.path.join(where, program.name + ".py")
@@ -149,7 +149,7 @@ def _reference_ops(program, visit):
     budget = torch.cuda.get_device_properties(0).total_memory // 4
 
     def keep(fn, key):
-        fn = tasks.on_reference_cache(lambda _, op=fn: op())
+        fn = source.on_reference_cache(lambda _, op=fn: op())
         fn(None)
         torch.cuda.synchronize()
         if torch.cuda.memory_allocated() - base <= budget:

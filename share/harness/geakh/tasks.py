@@ -24,7 +24,9 @@ import sys
 
 import torch
 
-from . import SEPARATOR, entry, guard, launches
+from . import entry, guard, launches
+from .source import (assemble, gold_call, load_module, on_reference_cache, strip_tests,  # noqa: F401
+                   test_imports, unshadow)
 
 COUNTER = launches.COUNTER
 TBG_PACKAGE = "geak_eval.data.TritonBench.data.TritonBench_G_v1"
@@ -35,91 +37,6 @@ REF_MODULE = "geak_reference_side"
 # end finds: zeros, the same for every run (or, in one calibration run, the
 # poison, to see which outputs depend on them).
 GUARD_BYTES = 256 << 10
-
-
-# ---- source surgery -------------------------------------------------------
-
-def _calls_test(node):
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) \
-                and sub.func.id.startswith("test_"):
-            return True
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) \
-                and sub.id.startswith("test_"):
-            return True
-    return False
-
-
-def strip_tests(code):
-    """The code without its own test functions and the statements that call
-    them: the task's test is the only test."""
-    tree = ast.parse(code)
-    keep = [n for n in tree.body if not (
-        (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test_"))
-        or (not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and _calls_test(n)))]
-    if len(keep) == len(tree.body):
-        return code
-    tree.body = keep
-    return ast.unparse(tree) + "\n"
-
-
-def unshadow(code, test):
-    """The test part without its own definitions of functions and classes
-    that the code defines (a test part that carries a copy of the kernel's
-    wrapper would otherwise test that copy)."""
-    try:
-        defined = {n.name for n in ast.parse(code).body
-                   if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-        tree = ast.parse(test)
-    except SyntaxError:
-        return test
-    keep = [n for n in tree.body if not (
-        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name in defined)]
-    if len(keep) == len(tree.body):
-        return test
-    tree.body = keep
-    return ast.unparse(tree) + "\n"
-
-
-def test_imports(test, own=None):
-    """The top-level imports of a test part (a perf script imports the whole
-    file, so a kernel module may lean on names only its test imports), an
-    import of the task's own module left out."""
-    try:
-        tree = ast.parse(test or "")
-    except SyntaxError:
-        return ""
-    keep = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
-            and not (isinstance(n, ast.ImportFrom) and own and (n.module or "").split(".")[-1] == own)
-            and not (isinstance(n, ast.Import) and own and any(a.name.split(".")[-1] == own for a in n.names))]
-    return "".join(ast.unparse(n) + "\n" for n in keep)
-
-
-def gold_call(test):
-    """The expression assigned to result_gold, compiled, to run the test
-    again under other seeds."""
-    tree = ast.parse(test)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "result_gold" for t in node.targets) \
-                and isinstance(node.value, ast.Call):
-            return compile(ast.Expression(node.value), "<test>", "eval")
-    return None
-
-
-def assemble(code, test):
-    """code + separator + test as one file, and the last line of code."""
-    head = code.rstrip("\n") + "\n"
-    return head + "\n" + SEPARATOR + "\n\n" + test.lstrip("\n"), head.count("\n")
-
-
-def load_module(name, path, aliases=()):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    for n in (name,) + tuple(aliases):
-        sys.modules[n] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _write(path, text):
@@ -339,35 +256,6 @@ class Program:
     def _cases_rocm(self, visit, with_reference):
         from . import rocm
         return rocm.performance(self, visit, with_reference)
-
-
-def on_reference_cache(fn):
-    """fn calling the reference's kernels from the reference's own compile
-    cache, which its calibration filled and this job may only read
-    (GEAK_REF_TRITON_CACHE, set by the worker), so that they are not
-    compiled again in each candidate's; a kernel missing there is compiled
-    into this job's cache as usual."""
-    ref_dir = os.environ.get("GEAK_REF_TRITON_CACHE")
-    if not ref_dir or not os.path.isdir(ref_dir):
-        return fn
-
-    def call(x):
-        own = os.environ.get("TRITON_CACHE_DIR")
-        os.environ["TRITON_CACHE_DIR"] = ref_dir
-        try:
-            return fn(x)
-        except OSError:  # a kernel not there, which this job cannot write
-            if own is None:
-                os.environ.pop("TRITON_CACHE_DIR", None)
-            else:
-                os.environ["TRITON_CACHE_DIR"] = own
-            return fn(x)
-        finally:
-            if own is None:
-                os.environ.pop("TRITON_CACHE_DIR", None)
-            else:
-                os.environ["TRITON_CACHE_DIR"] = own
-    return call
 
 
 def _perf_instance(perf):
