@@ -16,7 +16,6 @@ the module's namespace, a Performance_Metrics perf script), "plain" (geak's
 own: a function, inputs() or test(fn), perf_inputs()) and "rocm" (the ROCm
 benchmark's pytest files, correctness tests and test_performance cases).
 """
-import ast
 import importlib
 import importlib.util
 import os
@@ -25,8 +24,7 @@ import sys
 import torch
 
 from . import entry, guard, launches
-from .source import (assemble, gold_call, load_module, on_reference_cache, strip_tests,  # noqa: F401
-                   test_imports, unshadow)
+from .source import gold_call, load_module, on_reference_cache, strip_tests, test_imports, unshadow
 
 COUNTER = launches.COUNTER
 TBG_PACKAGE = "geak_eval.data.TritonBench.data.TritonBench_G_v1"

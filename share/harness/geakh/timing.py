@@ -139,8 +139,7 @@ def run(job, plan):
             case["ref_choices"] = alone[k]["choices"]
         case["choices"] = autotune.choices(ours)
         kept[k] = outs
-        if job.device != "cpu":
-            torch.cuda.empty_cache()
+        guard.release_cached(job.device)
         return case["ms"], case["min_ms"], case["max_ms"]
 
     try:
