@@ -4,6 +4,7 @@
 
 #include "evalresult.h"
 #include "record.h"
+#include "secrets.h"
 #include "util.h"
 
 static const char *const stage_names[] = { "static", "call", "exec", "perf", "done" };
@@ -46,6 +47,7 @@ geak_eval_free(struct geak_eval *ev)
 	json_decref(ev->runs);
 	json_decref(ev->stdout_tail);
 	json_decref(ev->stderr_tail);
+	json_decref(ev->sandbox_more);
 	for (size_t i = 0; i < ev->ncases; i++)
 		free(ev->cases[i].key);
 	free(ev->cases);
@@ -272,8 +274,40 @@ geak_eval_json(const struct geak_eval *ev)
 		json_object_set(o, "runs", ev->runs);
 	if (ev->static_findings)
 		json_object_set(o, "static", ev->static_findings);
-	if (ev->sandbox_known)
-		json_object_set_new(o, "sandbox", json_pack("{s:b, s:b, s:b}", "netns", ev->netns,
-		    "landlock_worker", ev->landlock_worker, "landlock_job", ev->landlock_job));
+	if (ev->sandbox_known) {
+		json_t *sb = json_pack("{s:b, s:b, s:b}", "netns", ev->netns,
+		    "landlock_worker", ev->landlock_worker, "landlock_job", ev->landlock_job);
+		if (json_is_object(ev->sandbox_more))
+			json_object_update_missing(sb, ev->sandbox_more);
+		json_object_set_new(o, "sandbox", sb);
+	}
 	return o;
+}
+
+static size_t
+redact_str(char **s)
+{
+	return *s ? geak_redact(s) + geak_redacted_marks(*s) : 0;
+}
+
+static size_t
+redact_json(json_t *v)
+{
+	size_t n = geak_redact_json(v);
+
+	if (json_is_string(v))
+		n += geak_redacted_marks(json_string_value(v));
+	return n;
+}
+
+size_t
+geak_eval_redact(struct geak_eval *ev)
+{
+	size_t n = redact_str(&ev->message) + redact_str(&ev->traceback);
+
+	n += redact_json(ev->stdout_tail) + redact_json(ev->stderr_tail);
+	/* Containers: redacted in place; their marks are in the strings above
+	 * too when the candidate printed a secret, so they are not counted. */
+	n += geak_redact_json(ev->runs) + geak_redact_json(ev->static_findings);
+	return n;
 }

@@ -41,6 +41,7 @@ struct geak_eval {
 	size_t ncases;
 	double speedup;              /* 0: none */
 	int netns, landlock_worker, landlock_job, sandbox_known;
+	json_t *sandbox_more;        /* further layers for eval.sandbox, or NULL */
 	char *device, *harness;
 	double seconds, phases[GEAK_NPHASES];
 };
@@ -66,5 +67,9 @@ void geak_eval_take_verdict(struct geak_eval *ev, json_t *verdict);
 struct geak_case *geak_eval_add_case(struct geak_eval *ev, const char *key);
 /* The "eval" object (new reference). */
 json_t *geak_eval_json(const struct geak_eval *ev);
+/* Redact the credentials geak-eval started with (secrets.h) from what the
+ * candidate's runs said: message, traceback, output tails, runs, static
+ * findings.  The number of redactions there, earlier ones included. */
+size_t geak_eval_redact(struct geak_eval *ev);
 
 #endif

@@ -1,0 +1,310 @@
+"""What a job's process gets from the worker before it runs any code.
+
+The worker forks a relay per job; the relay asks for a PID namespace
+(new_pid_namespace) and forks the job, which becomes that namespace's
+first process: it sees no process outside, and when it ends, everything
+it started ends with it.  The job then calls enter(), which applies, each
+where the kernel allows it:
+
+  G  a cgroup of its own (memory.max, pids.max; killed whole at its end)
+  M  a mount namespace of its own: a fresh /proc, a private /tmp and
+     /dev/shm, and, of geak-eval's directories, only its own job
+     directory and compile cache (written) and what it reads (the
+     judge's profile and run)
+  U  an unprivileged uid of its own (in geak-eval's private root, as
+     root), else no capabilities at all
+  N  RLIMIT_NPROC (under its own uid, or in a user namespace)
+  A  RLIMIT_AS (in the CPU mode, without a memory cgroup)
+
+and returns the letters of those applied; the relay adds P for the PID
+namespace and guard.py's Landlock gives L.  geak-eval passes its settings
+in GEAK_SANDBOX (JSON: uid, gid, cgroup, cgroup_host, memory,
+memory_cgroup, procs, pids_cgroup, hide).
+"""
+import ctypes
+import errno
+import json
+import os
+import resource
+import stat
+
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID = 0x00020000, 0x08000000, 0x20000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+MS_NOATIME, MS_NODIRATIME, MS_RELATIME, MS_STRICTATIME = 1024, 2048, 1 << 21, 1 << 24
+ST_FLAGS = ((os.ST_RDONLY, MS_RDONLY), (os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV),
+            (os.ST_NOEXEC, MS_NOEXEC), (os.ST_NOATIME, MS_NOATIME),
+            (os.ST_NODIRATIME, MS_NODIRATIME), (os.ST_RELATIME, MS_RELATIME))
+PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 24, 38
+
+_libc = ctypes.CDLL(None, use_errno=True)
+CONF = json.loads(os.environ.pop("GEAK_SANDBOX", "") or "{}")
+# geak-eval's private root (lib/sandbox.c) has this file at its top.
+VIEW = os.path.exists("/.geak-view")
+
+
+def _b(s):
+    return None if s is None else os.fsencode(s)
+
+
+def _check(r, what):
+    if r != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"{what}: {os.strerror(e)}")
+
+
+def _mount(src, target, fstype, flags, data=None):
+    _check(_libc.mount(_b(src), _b(target), _b(fstype), ctypes.c_ulong(flags), _b(data)),
+           f"mount {target}")
+
+
+def _kept_flags(path):
+    """The per-mount flags a bind inherits and, in a user namespace, may
+    not drop."""
+    f = os.statvfs(path).f_flag
+    flags = 0
+    for st, ms in ST_FLAGS:
+        if f & st:
+            flags |= ms
+    return flags if flags & (MS_NOATIME | MS_RELATIME) else flags | MS_STRICTATIME
+
+
+def _remount(path, flags):
+    _mount(None, path, None, MS_REMOUNT | MS_BIND | flags | _kept_flags(path))
+
+
+def _under(path, root):
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def new_pid_namespace():
+    """In the relay, before it forks the job: True when the job will be the
+    first process of a PID namespace of its own."""
+    return _libc.unshare(ctypes.c_int(CLONE_NEWPID)) == 0
+
+
+def in_user_namespace():
+    try:
+        with open("/proc/self/uid_map") as fp:
+            return fp.read().split() != ["0", "0", "4294967295"]
+    except OSError:
+        return False
+
+
+# ---- the cgroup -------------------------------------------------------------
+
+def _cgroup():
+    return CONF.get("cgroup") if VIEW else CONF.get("cgroup_host")
+
+
+def _join_cgroup():
+    cg = _cgroup()
+    if not cg:
+        return False
+    try:
+        with open(os.path.join(cg, "cgroup.procs"), "w") as fp:
+            fp.write("0\n")
+        return True
+    except OSError:
+        return False
+
+
+def oom_kills():
+    """How many times the job cgroup's memory limit has killed (-1: no
+    such cgroup)."""
+    try:
+        with open(os.path.join(_cgroup() or "", "memory.events")) as fp:
+            for line in fp:
+                k, _, v = line.partition(" ")
+                if k == "oom_kill":
+                    return int(v)
+    except (OSError, ValueError):
+        pass
+    return -1
+
+
+def kill_cgroup():
+    """Kill whatever is left in the job cgroup and wait (2 s at most) for
+    it to empty."""
+    import time
+    cg = _cgroup()
+    if not cg or not os.path.isdir(cg):
+        return
+    for _ in range(200):
+        try:
+            with open(os.path.join(cg, "cgroup.events")) as fp:
+                if "populated 1" not in fp.read():
+                    return
+            with open(os.path.join(cg, "cgroup.kill"), "w") as fp:
+                fp.write("1\n")
+        except OSError:
+            return
+        time.sleep(0.01)
+
+
+# ---- the mounts -------------------------------------------------------------
+
+def _covers():
+    """The directories replaced by empty ones, as (path, tmpfs mode,
+    writable): /tmp where it is the view's (outside one, /tmp holds
+    geak-eval's own directories), then geak-eval's (its run directory,
+    the cache), outermost first."""
+    out = [("/tmp", "1777", True)] if VIEW else []
+    for h in sorted(CONF.get("hide") or []):
+        if os.path.isdir(h) and not any(_under(h, c[0]) for c in out):
+            out.append((h, "0755", False))
+    return out
+
+
+def _mounts(keep, pidns):
+    """keep: (path, read_only) of the job's directories; shown again, alone,
+    where their parents are covered."""
+    try:
+        _check(_libc.unshare(ctypes.c_int(CLONE_NEWNS | CLONE_NEWIPC)), "unshare")
+    except OSError:
+        return False
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    if pidns:
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    size = f",size={CONF['memory']}" if CONF.get("memory") else ""
+    _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777" + size)
+    covers = _covers()
+    fds = [(os.open(p, os.O_PATH | os.O_CLOEXEC), p, ro) for p, ro in keep
+           if any(_under(p, c[0]) for c in covers)]
+    for path, mode, _ in covers:
+        _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode}" + size)
+    for fd, path, ro in fds:
+        os.makedirs(path, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        _remount(path, MS_NOSUID | MS_NODEV | (MS_RDONLY if ro else 0))
+        os.close(fd)
+    for path, _, writable in covers:
+        if not writable:
+            _remount(path, MS_RDONLY | MS_NOSUID | MS_NODEV)
+    if VIEW and os.path.ismount("/sys/fs/cgroup"):
+        # The job's own limits: read, not changed.
+        _remount("/sys/fs/cgroup", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    return True
+
+
+# ---- the uid ------------------------------------------------------------------
+
+def _grant(d, rw, ro, gid):
+    """The job's directories opened to the group of every job's uid (so that
+    a judge reads the runs and profiles of the others).  They stay root's
+    and sticky: the job adds files, but cannot replace those the worker
+    keeps there (its output's tails) or geak-eval gave it (job.json)."""
+    for p in [d] + rw:
+        os.chown(p, 0, gid)
+        os.chmod(p, 0o3770)
+    job = os.path.join(d, "job.json")
+    if os.path.isfile(job):
+        os.chown(job, 0, gid)
+        os.chmod(job, 0o640)
+    for top in ro:
+        if os.stat(top).st_gid == gid:
+            continue
+        for dirpath, dirnames, filenames in os.walk(top):
+            for name in [""] + filenames:
+                path = os.path.join(dirpath, name) if name else dirpath
+                st = os.lstat(path)
+                if not stat.S_ISLNK(st.st_mode):
+                    os.chown(path, -1, gid)
+                    os.chmod(path, st.st_mode | (0o050 if stat.S_ISDIR(st.st_mode) else 0o040))
+
+
+def _gpu_groups():
+    """The groups that own the GPU's device nodes (render, video), for a
+    job that is not root to open them."""
+    groups = set()
+    paths = [os.path.join("/dev", n) for n in os.listdir("/dev")]
+    if os.path.isdir("/dev/dri"):
+        paths += [os.path.join("/dev/dri", n) for n in os.listdir("/dev/dri")]
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        if stat.S_ISCHR(st.st_mode) and st.st_gid != 0 and st.st_mode & 0o060:
+            groups.add(st.st_gid)
+    return sorted(groups)
+
+
+def _drop_uid(uid, gid):
+    os.setgroups([gid] + [g for g in _gpu_groups() if g != gid])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    return os.getuid() == uid and os.geteuid() == uid
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_caps():
+    """Root without a uid to become (in a user namespace, or without the
+    private root): no capability left, none to gain back."""
+    for cap in range(64):
+        if _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == errno.EINVAL:
+            break
+    data = (_CapData * 2)()
+    _check(_libc.capset(ctypes.byref(_CapHeader(0x20080522, 0)), data), "capset")
+
+
+# ---- the limits -----------------------------------------------------------------
+
+def _vm_size():
+    with open("/proc/self/statm") as fp:
+        return int(fp.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _limits(own_uid):
+    done = set()
+    procs = CONF.get("procs")
+    # RLIMIT_NPROC counts the processes of the real uid, and never holds
+    # the real root back: only a uid of the job's own makes it the job's.
+    if procs and (own_uid or in_user_namespace()):
+        resource.setrlimit(resource.RLIMIT_NPROC, (procs, procs))
+        done.add("N")
+    mem = CONF.get("memory")
+    # CUDA reserves far more address space than it uses: RLIMIT_AS only
+    # in the CPU mode, counted from what the job starts with.
+    if mem and os.environ.get("GEAK_EVAL_CPU") == "1" and not CONF.get("memory_cgroup"):
+        lim = _vm_size() + mem
+        resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+        done.add("A")
+    return done
+
+
+# ---- all of it -----------------------------------------------------------------
+
+def enter(d, rw, ro, skip=(), pidns=False):
+    """Isolate this process (the job, in its directory d) before it runs any
+    code: rw are the other directories it writes, ro those it reads.
+    Returns the letters of the layers applied; skip names layers not to
+    apply (a GPU runtime that does not start under them)."""
+    applied = {"P"} if pidns else set()
+    uid, gid = CONF.get("uid"), CONF.get("gid")
+    own_uid = (VIEW and "U" not in skip and uid is not None and gid is not None
+               and os.geteuid() == 0 and not in_user_namespace())
+    if "G" not in skip and _join_cgroup():
+        applied.add("G")
+    if own_uid:
+        _grant(d, rw, ro, gid)
+    keep = [(p, False) for p in [d] + rw] + [(p, True) for p in ro]
+    if "M" not in skip and _mounts(keep, pidns):
+        applied.add("M")
+    if own_uid and _drop_uid(uid, gid):
+        applied.add("U")
+        os.environ["USER"] = os.environ["LOGNAME"] = "geak"
+    else:
+        _drop_caps()
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    os.umask(0o007)
+    applied |= _limits("U" in applied)
+    return applied
