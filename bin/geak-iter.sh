@@ -2,9 +2,10 @@
 # geak-iter.sh: one step of the agent loop, written atomically.
 #
 #   geak-iter.sh first TASKS OUT [RUN]  geak-retrieve | geak-gen   (iteration 0)
-#   geak-iter.sh eval  IN OUT [ITER]    geak-eval, then with ITER a progress
-#                                       line when stderr is a terminal or
-#                                       GEAK_VERBOSE is set
+#   geak-iter.sh eval  IN OUT [ITER]    geak-eval, without the credentials
+#                                       in the environment, then with ITER a
+#                                       progress line when stderr is a
+#                                       terminal or GEAK_VERBOSE is set
 #   geak-iter.sh next  IN OUT ITER      geak-reflect | geak-opt | geak-gen
 #   geak-iter.sh progress ITER FILE     one progress line on stderr
 #
@@ -34,6 +35,22 @@ stage() {
 	shift
 	"$@"
 	echo $? > "$st"
+}
+
+# The evaluation stage runs the candidates' code: it gets no variable whose
+# name looks like a credential (the names geak-eval itself drops).
+credential_names() {
+	awk 'BEGIN {
+		for (k in ENVIRON)
+			if (k ~ /^[A-Za-z_][A-Za-z0-9_]*$/ &&
+			    toupper(k) ~ /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|PRIVATE/)
+				print k
+	}'
+}
+
+without_credentials() {
+	# shellcheck disable=SC2046  # the names are identifiers, one a line
+	(unset $(credential_names) && exec "$@")
 }
 
 # Every stage status must be 0 or 1.
@@ -83,7 +100,7 @@ first)
 	;;
 eval)
 	[ $# -eq 2 ] || [ $# -eq 3 ] || usage
-	stage "$2.s1" geak-eval ${GEAK_EVAL_FLAGS:-} < "$1" > "$2.tmp"
+	stage "$2.s1" without_credentials geak-eval ${GEAK_EVAL_FLAGS:-} < "$1" > "$2.tmp"
 	finish "$2" "$2.s1"
 	if [ $# -eq 3 ] && { [ -t 2 ] || [ -n "${GEAK_VERBOSE:-}" ]; }; then
 		"$0" progress "$3" "$2"
