@@ -683,6 +683,16 @@ geak_cgroup_fini(void)
 
 static sigset_t cleanup_sigs;
 static char *cleanup_dir;
+static volatile sig_atomic_t cleaning;
+
+/* The workers killed, the rest of the process may reach exit() before
+ * the clean-up is done: it waits, so that the run ends by the signal. */
+static void
+wait_for_cleanup(void)
+{
+	while (cleaning)
+		pause();
+}
 
 static void *
 cleanup_thread(void *arg)
@@ -692,6 +702,7 @@ cleanup_thread(void *arg)
 	(void)arg;
 	if (sigwait(&cleanup_sigs, &sig) != 0)
 		return NULL;
+	cleaning = 1;
 	geak_proc_kill_all();
 	geak_cgroup_fini();
 	if (cleanup_dir)
@@ -717,4 +728,6 @@ geak_cleanup_on_signals(const char *dir)
 	    (err = pthread_create(&t, NULL, cleanup_thread, NULL)) != 0)
 		geak_die(GEAK_EXIT_FATAL, "cannot watch for signals: %s", strerror(err));
 	pthread_detach(t);
+	if (atexit(wait_for_cleanup) != 0)
+		geak_die(GEAK_EXIT_FATAL, "atexit: cannot register the clean-up");
 }

@@ -75,12 +75,12 @@ def _probe(skip):
     r, w = os.pipe()
     d = os.path.join(os.getcwd(), "probe")
     os.makedirs(d, exist_ok=True)
+    pidns = "P" not in skip and sandbox.new_pid_namespace()
     pid = os.fork()
     if pid == 0:
         try:
             os.close(r)
             guard.die_with_parent()
-            pidns = "P" not in skip and sandbox.new_pid_namespace()
             job = os.fork()
             if job == 0:
                 os.write(w, json.dumps(_probe_device(d, skip, pidns)).encode())
@@ -89,6 +89,8 @@ def _probe(skip):
             os.waitpid(job, 0)
         finally:
             os._exit(0)
+    if pidns:
+        sandbox.restore_pid_namespace()
     os.close(w)
     data = b""
     while True:
@@ -236,20 +238,22 @@ def _end_like(st):
     os._exit(os.waitstatus_to_exitcode(st) if os.WIFEXITED(st) else 1)
 
 
-def relay(req, status_w, go_r):
-    """In the forked child: the job's first process.  It asks for a PID
-    namespace, forks the job into it (child), keeps the tails of its
-    output and ends as the job ended.  Never returns."""
+def relay(req, status_w, go_r, exit_w, pidns):
+    """In the forked child: the job's first process (in a PID namespace of
+    its own, its first).  It forks the job (child), keeps the tails of its
+    output, tells the worker on exit_w how the job ended (a namespace's
+    first process cannot end by a signal of its own) and ends as it did.
+    Never returns."""
     try:
         os.setpgid(0, 0)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         guard.die_with_parent()
-        pidns = "P" not in JOB_SKIP and sandbox.new_pid_namespace()
         (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe()
         job = os.fork()
         if job == 0:
             os.close(out_r)
             os.close(err_r)
+            os.close(exit_w)
             child(req, status_w, go_r, out_w, err_w, pidns)
         os.close(status_w)
         os.close(out_w)
@@ -257,7 +261,9 @@ def relay(req, status_w, go_r):
         if go_r is not None:
             os.close(go_r)
         st = _keep_tails(job, req["dir"], out_r, err_r)
-        _kill_children()  # without a PID namespace: what it left behind
+        if not pidns:
+            _kill_children()  # what it left behind, come to this subreaper
+        os.write(exit_w, b"%d\n" % st)
         _end_like(st)
     except BaseException:  # noqa: B902 - report anything, then leave
         import traceback
@@ -412,14 +418,20 @@ def serve_one(req, sock, rfile, wfile):
     go_r, go_w = os.pipe() if req.get("handshake") else (None, None)
     t0 = time.monotonic()
     ooms = sandbox.oom_kills()
+    exit_r, exit_w = os.pipe()
+    pidns = "P" not in JOB_SKIP and sandbox.new_pid_namespace()
     pid = os.fork()
     if pid == 0:
         os.close(status_r)
+        os.close(exit_r)
         if go_w is not None:
             os.close(go_w)
         signal.signal(signal.SIGUSR1, signal.SIG_DFL)
         signal.signal(signal.SIGUSR2, signal.SIG_DFL)
-        relay(req, status_w, go_r)
+        relay(req, status_w, go_r, exit_w, pidns)
+    if pidns:
+        sandbox.restore_pid_namespace()
+    os.close(exit_w)
     try:
         os.setpgid(pid, pid)  # the child does too; either may come first
     except OSError:
@@ -505,6 +517,7 @@ def serve_one(req, sock, rfile, wfile):
     os.close(status_r)
     if go_w is not None:
         os.close(go_w)
+    st = _relayed(exit_r, st)
     _PAUSE.update(pid=None, since=None)
     # Whatever the job left behind: its group, its cgroup, and what came
     # to this process as the subreaper.
@@ -525,6 +538,18 @@ def serve_one(req, sock, rfile, wfile):
     if os.WIFSIGNALED(st):
         return dict(out, status="signal", signal=os.WTERMSIG(st))
     return dict(out, status="exit", code=os.WEXITSTATUS(st))
+
+
+def _relayed(exit_r, st):
+    """The job's own wait status, as its relay told it; st (the relay's)
+    when it did not (it was killed)."""
+    try:
+        data = os.read(exit_r, 64) if select.select([exit_r], [], [], 0)[0] else b""
+        return int(data) if data.strip() else st
+    except (OSError, ValueError):
+        return st
+    finally:
+        os.close(exit_r)
 
 
 def _layers_json(layers):

@@ -1,6 +1,7 @@
 # Hostile: read the environment of every process it can see, its
 # ancestors first (geak-eval, the shell above it), and print what looks
-# like a credential.  In a PID namespace of its own it sees only itself.
+# like a credential.  In a PID namespace of its own it sees only itself
+# and the namespace's first process, its relay, which it may not read.
 import os
 
 seen, found, chain = 0, [], []

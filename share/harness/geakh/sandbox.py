@@ -1,10 +1,12 @@
 """What a job's process gets from the worker before it runs any code.
 
-The worker forks a relay per job; the relay asks for a PID namespace
-(new_pid_namespace) and forks the job, which becomes that namespace's
-first process: it sees no process outside, and when it ends, everything
-it started ends with it.  The job then calls enter(), which applies, each
-where the kernel allows it:
+The worker forks a relay per job into a PID namespace of its own
+(new_pid_namespace): the relay is its first process, and the job, the
+relay's child, sees no process outside; when the relay ends, everything
+the job started ends with it.  (The job is not the first process itself:
+that one ignores every signal it has no handler for, its own included.)
+The job then calls enter(), which applies, each where the kernel allows
+it:
 
   G  a cgroup of its own (memory.max, pids.max; killed whole at its end)
   M  a mount namespace of its own: a fresh /proc, a private /tmp and
@@ -77,10 +79,27 @@ def _under(path, root):
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
+_OWN_PIDNS = None
+
+
 def new_pid_namespace():
-    """In the relay, before it forks the job: True when the job will be the
-    first process of a PID namespace of its own."""
-    return _libc.unshare(ctypes.c_int(CLONE_NEWPID)) == 0
+    """In the worker, before it forks a job's relay: True when the relay
+    will be the first process of a PID namespace of its own (and the job,
+    its child, see no process outside).  restore_pid_namespace after the
+    fork."""
+    global _OWN_PIDNS
+    if _OWN_PIDNS is None:
+        try:
+            _OWN_PIDNS = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            _OWN_PIDNS = -1
+    return _OWN_PIDNS >= 0 and _libc.unshare(ctypes.c_int(CLONE_NEWPID)) == 0
+
+
+def restore_pid_namespace():
+    """The worker's next children in its own PID namespace again, so that
+    the next job can have a new one."""
+    _check(_libc.setns(ctypes.c_int(_OWN_PIDNS), ctypes.c_int(CLONE_NEWPID)), "setns")
 
 
 def in_user_namespace():
