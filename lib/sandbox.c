@@ -112,6 +112,13 @@ gpu_node(const char *name)
 	return !strncmp(name, "nvidia", 6) || !strcmp(name, "kfd") || !strcmp(name, "dri");
 }
 
+/* The NVIDIA persistence daemon's socket, which the driver may ask. */
+static void
+add_gpu_daemons(struct geak_view *v)
+{
+	add_host(v, GEAK_VIEW_RO, 0, "/run/nvidia-persistenced");
+}
+
 static void
 add_dev(struct geak_view *v, int gpu)
 {
@@ -199,6 +206,8 @@ geak_view_make(struct geak_view *v, const struct geak_view_spec *sp)
 	add_system(v);
 	add_etc(v, sp);
 	add_dev(v, sp->gpu);
+	if (sp->gpu)
+		add_gpu_daemons(v);
 	add_op(v, GEAK_VIEW_PROC, 1, 0, "/proc", NULL);
 	/* Not recursive: the host's cgroup, debug and security file systems
 	 * below /sys stay out; our cgroup subtree replaces /sys/fs/cgroup. */

@@ -186,10 +186,11 @@ def _mounts(keep, pidns):
     if pidns:
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     size = f",size={CONF['memory']}" if CONF.get("memory") else ""
-    _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777" + size)
+    if os.path.isdir("/dev/shm"):
+        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777" + size)
     covers = _covers()
     fds = [(os.open(p, os.O_PATH | os.O_CLOEXEC), p, ro) for p, ro in keep
-           if any(_under(p, c[0]) for c in covers)]
+           if os.path.isdir(p) and any(_under(p, c[0]) for c in covers)]
     for path, mode, _ in covers:
         _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode}" + size)
     for fd, path, ro in fds:
@@ -314,11 +315,18 @@ def enter(d, rw, ro, skip=(), pidns=False):
     if "G" not in skip and _join_cgroup():
         applied.add("G")
     if own_uid:
-        _grant(d, rw, ro, gid)
+        try:
+            _grant(d, rw, ro, gid)
+        except OSError:  # a root without CAP_CHOWN (a container's)
+            own_uid = False
     keep = [(p, False) for p in [d] + rw] + [(p, True) for p in ro]
     if "M" not in skip and _mounts(keep, pidns):
         applied.add("M")
-    if own_uid and _drop_uid(uid, gid):
+    try:
+        dropped = own_uid and _drop_uid(uid, gid)
+    except OSError:  # a root without CAP_SETUID
+        dropped = False
+    if dropped:
         applied.add("U")
         os.environ["USER"] = os.environ["LOGNAME"] = "geak"
     else:
