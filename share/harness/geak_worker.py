@@ -451,6 +451,10 @@ def serve_one(req, sock, rfile, wfile):
     phase, timed_out = "compile", False
     layers, told = set(), False  # the job's layers, and whether it has said them all
     open_pipe = True
+    try:  # readable when the relay has ended: no polling interval to wait out
+        wake = [os.pidfd_open(pid)]
+    except (AttributeError, OSError):
+        wake = []
     while True:
         done, st = os.waitpid(pid, os.WNOHANG)
         if done:
@@ -487,9 +491,9 @@ def serve_one(req, sock, rfile, wfile):
             os.waitpid(pid, 0)
             break
         if open_pipe:
-            ready, _, _ = select.select([status_r], [], [],
+            ready, _, _ = select.select([status_r] + wake, [], [],
                                         min(0.05, max(0.0, deadline + _PAUSE["paused"] - now)))
-            if ready:
+            if status_r in ready:
                 data = os.read(status_r, 64)
                 if not data:
                     open_pipe = False
@@ -507,7 +511,9 @@ def serve_one(req, sock, rfile, wfile):
                         deadline = time.monotonic() + run_s
                         _PAUSE["paused"] = 0.0
         else:
-            time.sleep(0.02)
+            select.select(wake, [], [], 0.02) if wake else time.sleep(0.02)
+    for fd in wake:
+        os.close(fd)
     while open_pipe and select.select([status_r], [], [], 0)[0]:
         data = os.read(status_r, 64)
         open_pipe = bool(data)
