@@ -328,7 +328,11 @@ bind(const struct geak_view_op *op, const char *buf)
 	unsigned long extra = op->kind == GEAK_VIEW_RO ? MS_RDONLY | MS_NOSUID | MS_NODEV
 	    : op->kind == GEAK_VIEW_RW ? MS_NOSUID | MS_NODEV : MS_NOSUID | MS_NOEXEC;
 
-	if (mount(op->arg, buf, NULL, MS_BIND | (op->flags & MS_REC), NULL) < 0)
+	/* Inside a user namespace the host's submounts are locked to their
+	 * parent, which is then bound whole or not at all. */
+	if (mount(op->arg, buf, NULL, MS_BIND | (op->flags & MS_REC), NULL) < 0 &&
+	    (errno != EINVAL || (op->flags & MS_REC) ||
+	    mount(op->arg, buf, NULL, MS_BIND | MS_REC, NULL) < 0))
 		return -1;
 	return mount(NULL, buf, NULL, MS_REMOUNT | MS_BIND | extra | kept_flags(buf), NULL);
 }
