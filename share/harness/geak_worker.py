@@ -284,7 +284,9 @@ def child(req, status_w, go_r, out_w, err_w, pidns):
         sys.stderr = open(2, "w", buffering=1, closefd=False)
         d = req["dir"]
         code_cache = _code_cache(d)
+        mps = os.environ.get("CUDA_MPS_PIPE_DIRECTORY")  # an MPS daemon's, if one runs
         rw = ([code_cache] if code_cache else []) + list(req.get("write_dirs", []))
+        rw += [mps] if mps and os.path.isdir(mps) else []
         ro = [p for p in (req.get("profile"), req.get("cand")) if isinstance(p, str)]
         layers = sandbox.enter(d, rw, ro, JOB_SKIP, pidns)
         os.chdir(d)

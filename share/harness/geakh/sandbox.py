@@ -12,7 +12,8 @@ it:
   M  a mount namespace of its own: a fresh /proc, a private /tmp and
      /dev/shm, and, of geak-eval's directories, only its own job
      directory and compile cache (written) and what it reads (the
-     judge's profile and run)
+     judge's profile and run); every other mount read-only, and outside
+     geak-eval's private root a /dev of its own
   U  an unprivileged uid of its own (in geak-eval's private root, as
      root), else no capabilities at all
   N  RLIMIT_NPROC (under its own uid, or in a user namespace)
@@ -71,8 +72,57 @@ def _kept_flags(path):
     return flags if flags & (MS_NOATIME | MS_RELATIME) else flags | MS_STRICTATIME
 
 
-def _remount(path, flags):
-    _mount(None, path, None, MS_REMOUNT | MS_BIND | flags | _kept_flags(path))
+def _remount(path, flags, write=False):
+    kept = _kept_flags(path) & ~(MS_RDONLY if write else 0)
+    _mount(None, path, None, MS_REMOUNT | MS_BIND | flags | kept)
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+def _read_only_all():
+    """Every mount of this namespace read-only: a job that stays root owns
+    the host's files and its /proc and /sys, and may write what its owner
+    may, capabilities or not."""
+    SYS_MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = 442, -100, 0x8000, 1
+    attr = _MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
+    if _libc.syscall(ctypes.c_long(SYS_MOUNT_SETATTR), ctypes.c_long(AT_FDCWD), b"/",
+                     ctypes.c_long(AT_RECURSIVE), ctypes.byref(attr),
+                     ctypes.c_long(ctypes.sizeof(attr))) == 0:
+        return
+    with open("/proc/self/mountinfo") as fp:  # before Linux 5.12: one by one
+        points = [ln.split()[4].replace("\\040", " ") for ln in fp]
+    for p in points:
+        try:
+            _remount(p, MS_RDONLY)
+        except OSError:
+            pass
+
+
+_DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+
+
+def _private_dev():
+    """Outside geak-eval's private root, a /dev of the standard nodes and
+    the GPU's alone: the host's holds its disks."""
+    names = [n for n in os.listdir("/dev")
+             if n in _DEV_NODES or n.startswith("nvidia") or n in ("kfd", "dri")]
+    fds = [(n, os.open("/dev/" + n, os.O_PATH | os.O_CLOEXEC)) for n in names]
+    _mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
+    for name, fd in fds:
+        path = "/dev/" + name
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.mkdir(path)
+        else:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        os.close(fd)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, "/dev/" + name)
+    os.mkdir("/dev/shm")
 
 
 def _under(path, root):
@@ -177,7 +227,8 @@ def _covers():
 
 def _mounts(keep, pidns):
     """keep: (path, read_only) of the job's directories; shown again, alone,
-    where their parents are covered."""
+    where their parents are covered.  Everything else is read-only but the
+    job's /tmp and /dev/shm."""
     try:
         _check(_libc.unshare(ctypes.c_int(CLONE_NEWNS | CLONE_NEWIPC)), "unshare")
     except OSError:
@@ -185,25 +236,26 @@ def _mounts(keep, pidns):
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     if pidns:
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    if not VIEW:
+        _private_dev()
     size = f",size={CONF['memory']}" if CONF.get("memory") else ""
-    if os.path.isdir("/dev/shm"):
-        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777" + size)
+    _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777" + size)
     covers = _covers()
-    fds = [(os.open(p, os.O_PATH | os.O_CLOEXEC), p, ro) for p, ro in keep
+    written = [p for p, ro in keep if not ro and os.path.isdir(p)]
+    fds = [(os.open(p, os.O_PATH | os.O_CLOEXEC), p) for p, ro in keep
            if os.path.isdir(p) and any(_under(p, c[0]) for c in covers)]
     for path, mode, _ in covers:
         _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode}" + size)
-    for fd, path, ro in fds:
+    for fd, path in fds:
         os.makedirs(path, exist_ok=True)
         _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
-        _remount(path, MS_NOSUID | MS_NODEV | (MS_RDONLY if ro else 0))
         os.close(fd)
-    for path, _, writable in covers:
-        if not writable:
-            _remount(path, MS_RDONLY | MS_NOSUID | MS_NODEV)
-    if VIEW and os.path.ismount("/sys/fs/cgroup"):
-        # The job's own limits: read, not changed.
-        _remount("/sys/fs/cgroup", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for path in written:
+        if not os.path.ismount(path):  # a mount of its own, to be written
+            _mount(path, path, None, MS_BIND | MS_REC)
+    _read_only_all()
+    for path in written + ["/dev/shm"] + [c[0] for c in covers if c[2]]:
+        _remount(path, MS_NOSUID | MS_NODEV, write=True)
     return True
 
 
