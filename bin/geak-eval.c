@@ -211,6 +211,7 @@ process(void *arg, json_t *rec, const char *where)
 	}
 	ev.seconds = geak_now() - t0;
 	ev.sandbox_more = geak_worker_sandbox(&s->w[GEAK_W_RUN]);
+	geak_eval_sandbox_notes(&ev);
 	/* A candidate whose output held a credential of ours tried to steal
 	 * it: what it said is redacted, and it is flagged. */
 	if (geak_eval_redact(&ev))

@@ -15,6 +15,7 @@ static const char *const note_names[GEAK_NNOTES] = {
 	"unstable_reference", "within_reference_spread", "no_landlock", "perf_failed",
 	"reference_perf_failed", "oom_retry", "roofline_unreliable", "no_poison",
 	"one_call_per_process", "original_test", "perf_skipped", "reference_retimed",
+	"no_pidns", "no_private_root",
 };
 static const char *const phase_names[GEAK_NPHASES] = {
 	"static", "reference", "call", "judge", "reference_timing", "perf", "lock_wait",
@@ -310,4 +311,15 @@ geak_eval_redact(struct geak_eval *ev)
 	 * too when the candidate printed a secret, so they are not counted. */
 	n += geak_redact_json(ev->runs) + geak_redact_json(ev->static_findings);
 	return n;
+}
+
+void
+geak_eval_sandbox_notes(struct geak_eval *ev)
+{
+	if (!json_is_object(ev->sandbox_more))
+		return;
+	if (!json_is_true(json_object_get(ev->sandbox_more, "pidns")))
+		geak_eval_note(ev, GEAK_NOTE_NO_PIDNS);
+	if (!json_is_true(json_object_get(ev->sandbox_more, "view")))
+		geak_eval_note(ev, GEAK_NOTE_NO_PRIVATE_ROOT);
 }
