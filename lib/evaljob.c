@@ -197,6 +197,16 @@ start_workers(struct geak_slot *s, const struct geak_worker_opts *o, char *err, 
 	return r;
 }
 
+static void
+stop_workers(struct geak_slot *s)
+{
+	for (int k = 0; k < GEAK_NWORKERS; k++)
+		if (s->up[k]) {
+			geak_worker_stop(&s->w[k]);
+			s->up[k] = 0;
+		}
+}
+
 int
 geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 {
@@ -218,28 +228,43 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 	static size_t learned;    /* what one slot learned, the others reuse */
 	struct geak_worker *run = &s->w[GEAK_W_RUN];
 
+	const size_t n = sizeof layers / sizeof *layers;
+	int bare_tried = 0;
+
 	if (s->up[which])
 		return 0;
 	pthread_mutex_lock(&mu);
 	if (learned > s->layer)
 		s->layer = learned;
 	pthread_mutex_unlock(&mu);
-	for (size_t i = s->layer; i < sizeof layers / sizeof *layers; i++) {
+	for (size_t i = s->layer; i < n; i++) {
 		int had_run = s->up[GEAK_W_RUN];
 		o.sandbox = layers[i];
 		if (start_workers(s, &o, err, errlen) < 0)
 			return -1;
-		if (had_run || !s->gpu || json_is_string(geak_get(run->hello, "device.name")) ||
-		    i + 1 == sizeof layers / sizeof *layers)
+		if (had_run || !s->gpu || json_is_string(geak_get(run->hello, "device.name")) || i + 1 == n)
 			break;
 		geak_warn("GPU %s: no device inside the sandbox (%s); starting the workers with fewer layers",
 		    s->gpu, geak_get_str(run->hello, "device.error") ?
 		    geak_get_str(run->hello, "device.error") : "unknown error");
-		for (int k = 0; k < GEAK_NWORKERS; k++)
-			if (s->up[k]) {
-				geak_worker_stop(&s->w[k]);
-				s->up[k] = 0;
+		stop_workers(s);
+		/* Once, with no layer at all: a device absent there too is no
+		 * layer's fault, and the workers keep every layer. */
+		if (!bare_tried && i + 2 < n) {
+			bare_tried = 1;
+			o.sandbox = layers[n - 1];
+			if (start_workers(s, &o, err, errlen) < 0)
+				return -1;
+			stop_workers(s);
+			if (!json_is_string(geak_get(run->hello, "device.name"))) {
+				geak_warn("GPU %s: no device without the sandbox either; keeping every layer",
+				    s->gpu);
+				o.sandbox = layers[i];
+				if (start_workers(s, &o, err, errlen) < 0)
+					return -1;
+				break;
 			}
+		}
 		s->layer = i + 1;
 		pthread_mutex_lock(&mu);
 		if (learned < s->layer)

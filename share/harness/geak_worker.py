@@ -112,14 +112,16 @@ def probe_device():
     global JOB_SKIP
     if CPU:
         return {"name": "cpu (Triton interpreter)", "kind": "cpu"}
-    first = None
-    for skip in SKIP_LADDER:
+    first = _probe(SKIP_LADDER[0])
+    # Without a device under no layer either, no layer is to blame: the
+    # jobs keep them all.
+    if first.get("name") or not _probe(SKIP_LADDER[-1]).get("name"):
+        return first
+    for skip in SKIP_LADDER[1:]:
         info = _probe(skip)
-        first = first or info
         if info.get("name"):
             JOB_SKIP = skip
-            if skip:
-                info["sandbox_error"] = first.get("error")
+            info["sandbox_error"] = first.get("error")
             if "L" in skip:
                 info["landlock_error"] = first.get("error")
             return info
