@@ -302,6 +302,14 @@ sandbox_conf(const struct geak_worker *w, const struct geak_worker_opts *o, char
 	for (char **d = rw; *d; d++)
 		json_array_append_new(hide, json_string(*d));
 	json_object_set_new(c, "hide", hide);
+	/* What the worker reads: a job that covers a parent of one (its own
+	 * /tmp) shows it again. */
+	if (ro_state > 0) {
+		json_t *ro = json_array();
+		for (size_t i = 0; i < nro; i++)
+			json_array_append_new(ro, json_string(ro_paths[i]));
+		json_object_set_new(c, "ro", ro);
+	}
 	s = json_dumps(c, JSON_COMPACT);
 	json_decref(c);
 	if (!s)
@@ -451,6 +459,11 @@ geak_worker_spawn(struct geak_worker *w, const struct geak_worker_opts *o,
 	}
 	sandbox_up(w, o);
 	rw = written_dirs(o);
+	if ((o->sandbox & GEAK_SB_VIEW) && o->run_dir) {
+		env = worker_env(o, NULL);
+		probe_ro_paths(o, env);
+		geak_env_free(env);
+	}
 	conf = sandbox_conf(w, o, rw);
 	env = worker_env(o, conf);
 	sp.argv = argv;

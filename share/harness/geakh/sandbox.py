@@ -231,9 +231,10 @@ def _mounts(keep, pidns):
     job's /tmp and /dev/shm."""
     try:
         _check(_libc.unshare(ctypes.c_int(CLONE_NEWNS | CLONE_NEWIPC)), "unshare")
+        # Refused where the worker is under Landlock: then no mount at all.
+        _mount(None, "/", None, MS_REC | MS_PRIVATE)
     except OSError:
         return False
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
     if pidns:
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     if not VIEW:
@@ -241,13 +242,21 @@ def _mounts(keep, pidns):
     size = f",size={CONF['memory']}" if CONF.get("memory") else ""
     _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777" + size)
     covers = _covers()
+    # The worker's own reads (the Python environment, the harness) stay
+    # where a cover would hide them.
+    keep = keep + [(p, True) for p in CONF.get("ro") or []
+                   if not any(_under(p, k) for k, _ in keep)]
     written = [p for p, ro in keep if not ro and os.path.isdir(p)]
     fds = [(os.open(p, os.O_PATH | os.O_CLOEXEC), p) for p, ro in keep
-           if os.path.isdir(p) and any(_under(p, c[0]) for c in covers)]
+           if os.path.exists(p) and any(_under(p, c[0]) for c in covers)]
     for path, mode, _ in covers:
         _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode}" + size)
-    for fd, path in fds:
-        os.makedirs(path, exist_ok=True)
+    for fd, path in sorted(fds, key=lambda f: f[1]):
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.makedirs(path, exist_ok=True)
+        elif not os.path.exists(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
         _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
         os.close(fd)
     for path in written:
