@@ -240,7 +240,9 @@ probe_ro_paths(const struct geak_worker_opts *o, char **env)
 		for (char *p = r.out; p < r.out + r.out_len; p += strlen(p) + 1)
 			ro_add(p);
 		ro_add_dir_of(o->script);
-		ro_add_dir_of(o->python);
+		/* The interpreter as named (a wrapper, a path through ".."),
+		 * so that exec finds it in the view. */
+		ro_add(o->python);
 		for (const char *const *t = toolkits; *t; t++)
 			if (getenv(*t) && *getenv(*t))
 				ro_add(getenv(*t));

@@ -280,12 +280,15 @@ parent_dirs(char *buf, size_t from)
 static int
 make_target(char *buf, size_t from, int is_dir)
 {
+	struct stat st;
 	int fd;
 
 	if (is_dir)
 		return mkdirs(buf, from);
 	if (parent_dirs(buf, from) < 0)
 		return -1;
+	if (stat(buf, &st) == 0)
+		return 0; /* there already, in a bind made before */
 	fd = open(buf, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -1;

@@ -244,8 +244,10 @@ def _mounts(keep, pidns):
     covers = _covers()
     # The worker's own reads (the Python environment, the harness) stay
     # where a cover would hide them.
+    # (Not one that holds the job's own: its real directories between
+    # would bar the job's uid from them.)
     keep = keep + [(p, True) for p in CONF.get("ro") or []
-                   if not any(_under(p, k) for k, _ in keep)]
+                   if not any(_under(p, k) or _under(k, p) for k, _ in keep)]
     written = [p for p, ro in keep if not ro and os.path.isdir(p)]
     fds = [(os.open(p, os.O_PATH | os.O_CLOEXEC), p) for p, ro in keep
            if os.path.exists(p) and any(_under(p, c[0]) for c in covers)]
