@@ -121,7 +121,7 @@ while ! grep -q 'cand-.*running' term.err && [ $n -lt 600 ]; do
 done
 sleep 1
 kill -TERM $pid
-wait $pid
+wait $pid 2>/dev/null # the shell would say "Terminated"
 check_same "SIGTERM: geak-eval ends by it" 143 $?
 check_same "SIGTERM: its run directory is gone" "" "$(ls term)"
 check_same "SIGTERM: the job and its daemon are gone" 0 "$(ps -eo args | grep -c '^sleep 31338.5')"

@@ -185,7 +185,7 @@ while ! grep -q 'cand-.*running' term.err && [ $n -lt 1200 ]; do
 done
 sleep 5
 kill -TERM $pid
-wait $pid
+wait $pid 2>/dev/null
 status=$?
 sleep 1
 verdict "$( [ $status = 143 ]; echo $?)" "SIGTERM: geak-eval ends by it (status $status)"
