@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 
 #include "evalcache.h"
@@ -23,6 +24,8 @@
 #include "record.h"
 #include "recpool.h"
 #include "runner.h"
+#include "sandbox.h"
+#include "secrets.h"
 
 /* ---- the task ---- */
 
@@ -132,8 +135,12 @@ eval_key(json_t *spec, const char *sha, char key[65])
 static int
 fail_record(json_t *rec, const char *where, const char *kind, const char *msg)
 {
-	geak_warn("%s: %s", where, msg);
-	geak_set_error(rec, "eval", kind, "%s", msg);
+	char *clean = geak_xstrdup(msg); /* it may quote a job's output */
+
+	geak_redact(&clean);
+	geak_warn("%s: %s", where, clean);
+	geak_set_error(rec, "eval", kind, "%s", clean);
+	free(clean);
 	return GEAK_FAILED;
 }
 
@@ -203,6 +210,12 @@ process(void *arg, json_t *rec, const char *where)
 		return fail_record(rec, where, "harness", msg);
 	}
 	ev.seconds = geak_now() - t0;
+	ev.sandbox_more = geak_worker_sandbox(&s->w[GEAK_W_RUN]);
+	geak_eval_sandbox_notes(&ev);
+	/* A candidate whose output held a credential of ours tried to steal
+	 * it: what it said is redacted, and it is flagged. */
+	if (geak_eval_redact(&ev))
+		geak_eval_flag(&ev, GEAK_FLAG_SECRETS_IN_ENV);
 	json_t *evj = geak_eval_json(&ev);
 	if (!geak_eopt.no_cache && cacheable(&ev) &&
 	    geak_cache_put(geak_eopt.cache_dir, "eval", key, evj) < 0)
@@ -324,14 +337,16 @@ usage(FILE *fp)
 	    "usage: %s [-j N] [--gpus LIST|auto | --cpu] [--cache DIR | --no-cache] [--timeout S]\n"
 	    "       [--compile-timeout S] [--seeds N] [--reps N] [--speedup-limit X] [--no-perf]\n"
 	    "       [--static strict|warn|off] [--python PATH] [--harness DIR] [--tmpdir DIR]\n"
-	    "       [--file-limit MIB] [--keep] [-u] [-v] [file ...]\n"
+	    "       [--file-limit MIB] [--memory-limit MIB] [--proc-limit N] [--keep] [-u] [-v]\n"
+	    "       [file ...]\n"
 	    "       %s --list-gpus\n"
 	    "Evaluate candidate records: call, correctness against the reference, speedup.\n",
 	    geak_prog, geak_prog);
 }
 
 enum { O_GPUS = 256, O_CACHE, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_LIMIT,
-	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU, O_NOPERF, O_STATIC, O_FILES };
+	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU, O_NOPERF, O_STATIC, O_FILES,
+	O_MEMORY, O_PROCS };
 
 static void
 parse_args(int argc, char **argv, const char **harness_dir)
@@ -349,6 +364,8 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		{ "python", required_argument, NULL, O_PYTHON }, { "harness", required_argument, NULL, O_HARNESS },
 		{ "tmpdir", required_argument, NULL, O_TMP }, { "keep", no_argument, NULL, O_KEEP },
 		{ "file-limit", required_argument, NULL, O_FILES },
+		{ "memory-limit", required_argument, NULL, O_MEMORY },
+		{ "proc-limit", required_argument, NULL, O_PROCS },
 		{ "list-gpus", no_argument, NULL, O_LIST }, { "cpu", no_argument, NULL, O_CPU }, { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION }, { NULL, 0, NULL, 0 },
 	};
@@ -378,6 +395,8 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		case O_HARNESS: *harness_dir = optarg; break;
 		case O_TMP: geak_eopt.tmp_parent = optarg; break;
 		case O_FILES: geak_eopt.file_limit_mib = geak_parse_long(optarg, "--file-limit", 1, 1L << 24); break;
+		case O_MEMORY: geak_eopt.memory_mib = geak_parse_long(optarg, "--memory-limit", 0, 1L << 30); break;
+		case O_PROCS: geak_eopt.proc_limit = geak_parse_long(optarg, "--proc-limit", 0, 1L << 22); break;
 		case O_KEEP: geak_eopt.keep = 1; break;
 		case O_LIST: exit(list_gpus());
 		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") < 0 ? GEAK_EXIT_FATAL : 0);
@@ -385,6 +404,18 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		default: usage(stderr); exit(GEAK_EXIT_USAGE);
 		}
 	}
+}
+
+/* A job's memory by default: an even share of three quarters of the
+ * host's, at least 2 GiB: enough for any honest job, not enough for one
+ * to take the host. */
+static long
+default_memory_mib(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+	long long mib = pages > 0 && page > 0 ? (long long)pages * page / 4 * 3 / geak_eopt.jobs >> 20 : 0;
+
+	return mib > 2048 ? (long)mib : 2048;
 }
 
 static char *
@@ -425,6 +456,8 @@ setup(const char *harness_dir)
 	}
 	if (!geak_eopt.jobs)
 		geak_eopt.jobs = geak_eopt.ngpus ? (long)geak_eopt.ngpus : 1;
+	if (geak_eopt.memory_mib < 0)
+		geak_eopt.memory_mib = default_memory_mib();
 	if (!(geak_eopt.scratch = geak_mkworkdir(geak_eopt.tmp_parent, "geak-eval-")))
 		geak_die(GEAK_EXIT_FATAL, "cannot make a work directory:");
 	char *abs = absolute(geak_eopt.scratch);
@@ -457,13 +490,21 @@ main(int argc, char **argv)
 	void **slotp;
 	int status;
 
+	/* Before anything can read them: the credentials we were started with
+	 * leave the environment (and what /proc/PID/environ shows), and our
+	 * memory is closed to processes of our uid. */
+	geak_secrets_take();
+	prctl(PR_SET_DUMPABLE, 0);
 	geak_setprog(argv[0]);
 	geak_eopt = (struct geak_evalopts){
 		.timeout_s = 120, .compile_s = 300, .seeds = 3, .reps = 20, .file_limit_mib = 32768,
-		.speedup_limit = 10, .static_mode = "strict", .started = geak_now(),
+		.memory_mib = -1, .proc_limit = 256, .speedup_limit = 10, .static_mode = "strict",
+		.started = geak_now(),
 	};
 	parse_args(argc, argv, &harness_dir);
 	setup(harness_dir);
+	geak_cgroup_init();
+	geak_cleanup_on_signals(geak_eopt.keep ? NULL : geak_eopt.scratch);
 	const char *mps = getenv("CUDA_MPS_PIPE_DIRECTORY");
 	const char *write_dirs[] = { geak_eopt.scratch, geak_eopt.cache_dir, "/dev",
 		mps && *mps ? mps : NULL, NULL };
@@ -494,6 +535,7 @@ main(int argc, char **argv)
 	for (long i = 0; i < geak_eopt.jobs; i++)
 		geak_slot_fini(&slots[i]);
 	geak_profiles_free();
+	geak_cgroup_fini();
 	if (!geak_eopt.keep)
 		geak_rmtree(geak_eopt.scratch);
 	free(slots), free(slotp), free(queues);

@@ -21,6 +21,7 @@ struct geak_evalopts {
 	const char *static_mode;  /* strict, warn or off */
 	long seeds, reps;
 	long file_limit_mib;
+	long memory_mib, proc_limit;  /* each job's; 0: none */
 	double speedup_limit;
 	const char *python;
 	char *harness;            /* geak_worker.py */

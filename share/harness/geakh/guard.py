@@ -185,6 +185,14 @@ def die_with_parent():
     libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
 
 
+def become_subreaper():
+    """Orphans among this process's descendants (a daemon's first fork
+    exiting) come to it instead of to init, to be killed with the job."""
+    PR_SET_CHILD_SUBREAPER = 36
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
 SECRET_MARKS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL",
                 "AUTH", "COOKIE", "PRIVATE")
 
