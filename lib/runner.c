@@ -127,19 +127,6 @@ child_fail(int fd, const char *what)
 	_exit(127);
 }
 
-static int
-write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	int ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 /* A network namespace: as root directly, else inside a user namespace. */
 static int
 isolate_net(void)
@@ -153,11 +140,11 @@ isolate_net(void)
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
 		return -1;
 	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-	if (write_file("/proc/self/uid_map", map) < 0)
+	if (geak_write_str("/proc/self/uid_map", map) < 0)
 		return -1;
-	write_file("/proc/self/setgroups", "deny\n");
+	geak_write_str("/proc/self/setgroups", "deny\n");
 	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-	return write_file("/proc/self/gid_map", map);
+	return geak_write_str("/proc/self/gid_map", map);
 }
 
 /* Landlock: every kind of write is handled, and allowed only beneath the
@@ -229,13 +216,13 @@ map_root(uid_t uid, gid_t gid)
 	n = strlen(map);
 	strcpy(map + n, utoa(num + sizeof num, uid));
 	strcat(map, " 1\n");
-	if (write_file("/proc/self/uid_map", map) < 0)
+	if (geak_write_str("/proc/self/uid_map", map) < 0)
 		return -1;
-	write_file("/proc/self/setgroups", "deny\n");
+	geak_write_str("/proc/self/setgroups", "deny\n");
 	map[n] = '\0';
 	strcpy(map + n, utoa(num + sizeof num, gid));
 	strcat(map, " 1\n");
-	return write_file("/proc/self/gid_map", map);
+	return geak_write_str("/proc/self/gid_map", map);
 }
 
 static int
@@ -248,7 +235,7 @@ join_cgroup(const char *dir)
 		return -1;
 	memcpy(path, dir, n);
 	memcpy(path + n, "/cgroup.procs", sizeof "/cgroup.procs");
-	return write_file(path, "0\n");
+	return geak_write_str(path, "0\n");
 }
 
 /* Without a view: at least a /proc of the new PID namespace, and a

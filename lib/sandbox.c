@@ -426,19 +426,6 @@ static struct {
 	size_t nleaves;
 } cg = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
-static int
-write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	int ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 static char *
 read_small(const char *path)
 {
@@ -504,7 +491,7 @@ take_over(const char *dir)
 
 	snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
 	ok = !strcmp(list, pid) && mkdir(self, 0755) == 0;
-	if (ok && write_str(selfprocs, pid) < 0) {
+	if (ok && geak_write_str(selfprocs, pid) < 0) {
 		rmdir(self);
 		ok = 0;
 	}
@@ -521,9 +508,9 @@ enable_controllers(const char *dir)
 	char *have = read_small(ctl);
 
 	if (strstr(have, "memory"))
-		write_str(sub, "+memory");
+		geak_write_str(sub, "+memory");
 	if (strstr(have, "pids"))
-		write_str(sub, "+pids");
+		geak_write_str(sub, "+pids");
 	free(ctl), free(sub), free(have);
 }
 
@@ -574,7 +561,7 @@ set_limit(const char *dir, const char *file, long long v)
 	char *path = geak_xasprintf("%s/%s", dir, file), num[32];
 
 	snprintf(num, sizeof num, "%lld", v);
-	if (write_str(path, num) < 0 && errno != ENOENT)
+	if (geak_write_str(path, num) < 0 && errno != ENOENT)
 		geak_warn("%s:", path);
 	free(path);
 }
@@ -649,7 +636,7 @@ empty_leaf(const char *path)
 		free(ev);
 		if (!busy)
 			break;
-		if (write_str(killf, "1") < 0)
+		if (geak_write_str(killf, "1") < 0)
 			kill_listed(path);
 		sleep_ms(10);
 	}
