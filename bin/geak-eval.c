@@ -40,6 +40,7 @@ static const struct geak_field task_fields[] = {
 	{ "task.entry", GEAK_T_STRING, 0 },
 	{ "task.tolerance", GEAK_T_OBJECT, 0 },
 	{ "task.test_autotune", GEAK_T_STRING, 0 },
+	{ "task.timeout", GEAK_T_NUMBER, 0 },
 	{ "task.tolerance.rtol", GEAK_T_NUMBER, 0 },
 	{ "task.tolerance.atol", GEAK_T_NUMBER, 0 },
 	{ NULL, 0, 0 },
@@ -65,8 +66,10 @@ task_spec(json_t *rec, const char *gpu, json_t *hello, char *msg, size_t msglen)
 		return NULL;
 	suite = geak_get_str(rec, "task.suite");
 	name = geak_get_str(rec, "task.name");
-	if (strcmp(suite, "tbg") && strcmp(suite, "rocm") && strcmp(suite, "plain")) {
-		snprintf(msg, msglen, "field 'task.suite': '%s' is not tbg, rocm or plain", suite);
+	if (strcmp(suite, "tbg") && strcmp(suite, "rocm") && strcmp(suite, "plain") &&
+	    strcmp(suite, "kernelbench")) {
+		snprintf(msg, msglen, "field 'task.suite': '%s' is not tbg, rocm, kernelbench or plain",
+		    suite);
 		return NULL;
 	}
 	if (geak_absent(rec, "task.reference")) {
@@ -172,6 +175,7 @@ process(void *arg, json_t *rec, const char *where)
 		return GEAK_PASS; /* evaluated already */
 	s->where = where;
 	s->id = json_is_string(json_object_get(rec, "id")) ? json_string_value(json_object_get(rec, "id")) : "";
+	s->task_timeout_s = json_number_value(geak_get(rec, "task.timeout"));
 	if (!(hello = geak_slot_hello(s)) && up_or_fail(s, rec, where) < 0)
 		return GEAK_FAILED;
 	hello = geak_slot_hello(s);

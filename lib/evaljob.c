@@ -278,11 +278,17 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 
 /* ---- jobs ---- */
 
+double
+geak_timeout_s(const struct geak_slot *s)
+{
+	return s->task_timeout_s > geak_eopt.timeout_s ? s->task_timeout_s : geak_eopt.timeout_s;
+}
+
 static json_t *
-request(const char *op, const char *dir, const char *nonce, json_t *extra)
+request(const struct geak_slot *s, const char *op, const char *dir, const char *nonce, json_t *extra)
 {
 	json_t *req = json_pack("{s:s, s:s, s:s, s:f, s:f}", GEAK_REQ_OP, op, GEAK_REQ_DIR, dir,
-	    GEAK_REQ_NONCE, nonce, GEAK_REQ_TIMEOUT, geak_eopt.timeout_s,
+	    GEAK_REQ_NONCE, nonce, GEAK_REQ_TIMEOUT, geak_timeout_s(s),
 	    GEAK_REQ_COMPILE, geak_eopt.compile_s);
 
 	if (!req)
@@ -379,7 +385,7 @@ geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *d
 	t1 = geak_now();
 	geak_trace(s, "%s: running after %.1f s waiting, %d correctness runs paused", base_name(dir),
 	    t1 - t0, paused);
-	req = request(op, dir, nonce, extra);
+	req = request(s, op, dir, nonce, extra);
 	resp = call_worker(s, which, req, err, errlen);
 	json_decref(req);
 	if (gpu)
@@ -426,7 +432,7 @@ geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char 
 	if (s->queue)
 		queue_enter(s, GEAK_GPU_SHARED, &s->member);
 	geak_trace(s, "%s: running after %.1f s waiting", base_name(dir), geak_now() - t0);
-	req = request(op, dir, nonce, extra);
+	req = request(s, op, dir, nonce, extra);
 	json_object_set_new(req, GEAK_REQ_HANDSHAKE, json_true());
 	msg = geak_worker_send(&s->w[GEAK_W_RUN], req, err, errlen) < 0 ? NULL :
 	    geak_worker_read(&s->w[GEAK_W_RUN], worker_wait_s(req), err, errlen);
@@ -464,7 +470,7 @@ geak_job_go(struct geak_slot *s, int go, char *err, size_t errlen)
 		    s->pending_name, geak_now() - t0, paused);
 	}
 	resp = geak_worker_send(&s->w[GEAK_W_RUN], msg, err, errlen) < 0 ? NULL :
-	    geak_worker_read(&s->w[GEAK_W_RUN], geak_eopt.timeout_s + geak_eopt.compile_s + 60 +
+	    geak_worker_read(&s->w[GEAK_W_RUN], geak_timeout_s(s) + geak_eopt.compile_s + 60 +
 	    PAUSE_ROOM_S, err, errlen);
 	if (!resp)
 		s->up[GEAK_W_RUN] = 0;

@@ -98,6 +98,7 @@ class Judge:
         self.spec = spec
         self.profile, self.tensors = read_profile(spec["profile"])
         self.rtol, self.atol = self.profile.get("tolerance") or compare.tolerance(spec)
+        compare.configure({"suite": self.profile.get("suite")})
         self.notes = set()
         self.flags = set()
 
