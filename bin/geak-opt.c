@@ -14,6 +14,7 @@
 #include "memory.h"
 #include "prompt.h"
 #include "record.h"
+#include "roofline.h"
 
 struct opts {
 	struct geak_memory_opts mem;
@@ -50,12 +51,15 @@ ancestors(json_t *best)
 	size_t i;
 
 	json_array_foreach(best, i, e) {
-		json_array_append_new(list, json_pack("{s:I, s:O, s:o, s:o, s:O}",
+		char *roof = geak_roof_text(json_object_get(e, "perf"), GEAK_ROOF_CASES);
+		json_array_append_new(list, json_pack("{s:I, s:O, s:o, s:o, s:O, s:o}",
 		    "number", (json_int_t)i + 1, "code", json_object_get(e, "code"),
 		    "speedup", num_text(json_object_get(e, "speedup"), "%.3f"),
 		    "ms", num_text(json_object_get(e, "ms"), "%.4f"),
 		    "reflection", json_object_get(e, "reflection") ?
-		    json_object_get(e, "reflection") : json_null()));
+		    json_object_get(e, "reflection") : json_null(),
+		    "roofline", roof ? json_string(roof) : json_null()));
+		free(roof);
 	}
 	return list;
 }

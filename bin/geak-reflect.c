@@ -13,6 +13,7 @@
 #include "memory.h"
 #include "prompt.h"
 #include "record.h"
+#include "roofline.h"
 
 struct opts {
 	long keep;          /* attempts kept in full in history */
@@ -126,11 +127,15 @@ prompt_vars(json_t *rec, const struct opts *o)
 	json_t *speedup = json_object_get(eval, "speedup");
 	char *trace = geak_fail_text(eval, (size_t)o->max_trace);
 	const char *test = geak_get_str(rec, "task.test");
-	char *test_cut = tail_text(test ? test : "", (size_t)o->max_trace);
+	char *test_cut = tail_text(test ? test : "", (size_t)o->max_trace), *roof;
 
 	json_object_set_new(vars, "trace", json_string(trace ? trace : ""));
 	json_object_set_new(vars, "test", json_string(test_cut));
 	json_object_set_new(vars, "timings", timings(eval));
+	roof = geak_roof_text(eval, GEAK_ROOF_CASES);
+	if (roof)
+		json_object_set_new(vars, "roofline", json_string(roof));
+	free(roof);
 	json_object_set_new(vars, "past", past_attempts(json_object_get(rec, "history")));
 	json_object_set_new(vars, "has_past",
 	    json_boolean(json_array_size(json_object_get(rec, "history")) > 0));

@@ -7,6 +7,7 @@
 #include "evalprofile.h"
 #include "harness.h"
 #include "metrics.h"
+#include "roofline.h"
 #include "record.h"
 #include "util.h"
 
@@ -188,6 +189,8 @@ apply_timing(struct geak_eval *ev, struct geak_profile *p, json_t *timing)
 	int above = 0, unreliable = 0;
 	size_t i;
 
+	const struct geak_peaks *peaks = geak_peaks_find(ev->device);
+
 	geak_device_peaks(ev->device, &peak_gbps, &peak_tflops);
 	json_array_foreach(json_object_get(timing, "cases"), i, c) {
 		const char *key = geak_get_str(c, "key");
@@ -207,6 +210,10 @@ apply_timing(struct geak_eval *ev, struct geak_profile *p, json_t *timing)
 		/* The counts are the perf script's rates at 1 ms. */
 		gc->gbps = json_number_value(json_object_get(counts, "gbps")) / ms;
 		gc->tflops = json_number_value(json_object_get(counts, "tflops")) / ms;
+		gc->roofline = geak_roof_case_json(peaks, geak_get_str(find_case(prof_cases, key),
+		    "dtype"), ms, gc->ms_ref, gc->gbps, gc->tflops);
+		if (gc->roofline && !ev->peaks)
+			ev->peaks = geak_peaks_json(peaks);
 		enum geak_roof bw = geak_roofline_case(gc->gbps, peak_gbps, ms, gc->ms_ref);
 		enum geak_roof fl = geak_roofline_case(gc->tflops, peak_tflops, ms, gc->ms_ref);
 		above |= bw == GEAK_ROOF_ABOVE || fl == GEAK_ROOF_ABOVE;

@@ -48,8 +48,12 @@ geak_eval_free(struct geak_eval *ev)
 	json_decref(ev->stdout_tail);
 	json_decref(ev->stderr_tail);
 	json_decref(ev->sandbox_more);
-	for (size_t i = 0; i < ev->ncases; i++)
+	for (size_t i = 0; i < ev->ncases; i++) {
 		free(ev->cases[i].key);
+		json_decref(ev->cases[i].roofline);
+	}
+	json_decref(ev->peaks);
+	json_decref(ev->profile);
 	free(ev->cases);
 	free(ev->device);
 	free(ev->harness);
@@ -242,6 +246,8 @@ cases_json(const struct geak_eval *ev)
 			json_object_set_new(o, "gbps", json_real(c->gbps));
 		if (c->tflops > 0)
 			json_object_set_new(o, "tflops", json_real(c->tflops));
+		if (c->roofline)
+			json_object_set(o, "roofline", c->roofline);
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -270,6 +276,10 @@ geak_eval_json(const struct geak_eval *ev)
 		geak_die(GEAK_EXIT_FATAL, "json: out of memory");
 	if (ev->traceback)
 		json_object_set_new(o, "traceback", json_string(ev->traceback));
+	if (ev->peaks)
+		json_object_set(o, "peaks", ev->peaks);
+	if (ev->profile)
+		json_object_set(o, "profile", ev->profile);
 	if (ev->runs)
 		json_object_set(o, "runs", ev->runs);
 	if (ev->static_findings)

@@ -27,6 +27,7 @@ struct geak_case {
 	char *key;            /* the performance case */
 	double ms, ms_ref;    /* medians; ms_ref < 0 where the reference has none */
 	double gbps, tflops;  /* achieved at ms, from the case's counts; 0: none */
+	json_t *roofline;     /* against the device's roofs (roofline.h), or NULL */
 };
 
 struct geak_eval {
@@ -44,6 +45,8 @@ struct geak_eval {
 	int netns, landlock_worker, landlock_job, sandbox_known;
 	json_t *sandbox_more;        /* further layers for eval.sandbox, or NULL */
 	char *device, *harness;
+	json_t *peaks;               /* the device's, where a case used them, or NULL */
+	json_t *profile;             /* --profile's breakdown, or NULL */
 	double seconds, phases[GEAK_NPHASES];
 };
 

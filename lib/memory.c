@@ -123,6 +123,20 @@ number_or_null(double v)
 	return isnan(v) ? json_null() : json_real(v);
 }
 
+/* What the optimizer is shown of an evaluation beside the speedup: each
+ * case's times and roofline, the device and its peaks. */
+static json_t *
+perf_of(json_t *eval)
+{
+	static const char *const keys[] = { "shapes", "peaks", "device" };
+	json_t *perf = json_object();
+
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+		if (json_object_get(eval, keys[i]))
+			json_object_set(perf, keys[i], json_object_get(eval, keys[i]));
+	return perf;
+}
+
 json_t *
 geak_best_entry(json_t *rec)
 {
@@ -141,6 +155,7 @@ geak_best_entry(json_t *rec)
 	    json_is_string(refl) ? json_copy(refl) : json_null());
 	json_object_set_new(entry, "iter",
 	    json_is_integer(iter) ? json_copy(iter) : json_integer(0));
+	json_object_set_new(entry, "perf", perf_of(eval));
 	return entry;
 }
 

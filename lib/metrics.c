@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "metrics.h"
+#include "roofline.h"
 #include "util.h"
 
 double
@@ -82,17 +83,10 @@ geak_parse_k_list(const char *text, long **ks, size_t *nks)
 void
 geak_device_peaks(const char *device, double *gbps, double *tflops)
 {
-	static const struct { const char *name; double gbps, tflops; } peaks[] = {
-		{ "H200", 4800, 990 }, { "H100", 3350, 990 }, { "A100", 2039, 312 },
-		{ "MI300X", 5300, 1307.4 }, { "MI250", 3277, 383 }, { NULL, 0, 0 },
-	};
+	const struct geak_peaks *p = geak_peaks_find(device);
 
-	*gbps = *tflops = 0;
-	for (int i = 0; device && peaks[i].name; i++)
-		if (strstr(device, peaks[i].name)) {
-			*gbps = peaks[i].gbps, *tflops = peaks[i].tflops;
-			return;
-		}
+	*gbps = p ? p->gbps : 0;
+	*tflops = p ? geak_peak_tflops(p, GEAK_DT_FP16, NULL) : 0;
 }
 
 enum geak_roof

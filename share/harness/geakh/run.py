@@ -150,6 +150,8 @@ class Job:
             cases.append(case)
             if meta is not None and host is not None:
                 case["counts"] = meta.counts(host)
+            if host is not None:
+                case["dtype"] = values.main_dtype(host)
             outs = []
             for j in range(checks + more.get(k, 0) + int(guard_poison)):
                 poisoned_zones = guard_poison and j == checks + more.get(k, 0)

@@ -126,6 +126,18 @@ def nbytes(x):
     return 0
 
 
+def main_dtype(x):
+    """The element type of the most bytes among x's floating and 8-bit
+    tensors, as torch names it ("float16"), or None: the type whose peak
+    the roofline holds a case against."""
+    by_type = {}
+    for t in tensors(x):
+        if t.dtype.is_floating_point or t.dtype in (torch.int8, torch.uint8):
+            name = str(t.dtype).replace("torch.", "")
+            by_type[name] = by_type.get(name, 0) + t.numel() * t.element_size()
+    return max(by_type, key=by_type.get) if by_type else None
+
+
 def tensors(x, depth=0):
     """Every tensor in x (in dicts, lists and tuples, a few levels down)."""
     if isinstance(x, torch.Tensor):

@@ -1,0 +1,2 @@
+#!/bin/sh
+unit=test-roofline . "$(dirname "$0")/unit.sh"
