@@ -185,8 +185,10 @@ put_pct(struct geak_buf *b, double f)
 {
 	if (f >= 0.095 || f == 0)
 		geak_buf_printf(b, "%.0f%%", f * 100);
-	else
+	else if (f >= 0.001)
 		geak_buf_printf(b, "%.1f%%", f * 100);
+	else
+		geak_buf_printf(b, "under 0.1%%");
 }
 
 /* "41% of HBM bandwidth, the reference 38%" */
@@ -245,13 +247,17 @@ case_line(struct geak_buf *b, json_t *s)
 	    geak_get_str(r, "dtype") : "16-bit");
 	if (bound && !strcmp(bound, "latency"))
 		geak_buf_printf(b, "%.4f ms; ", num(s, "ms"));
-	sep = compute_first ? put_roof(b, r, "compute", peak, sep) :
-	    put_roof(b, r, "hbm", "HBM bandwidth", sep);
-	sep = compute_first ? put_roof(b, r, "hbm", "HBM bandwidth", sep) :
-	    put_roof(b, r, "compute", peak, sep);
+	/* The roof that binds first; the other only where the case comes
+	 * near it too, or no bound is known. */
+	const char *first = compute_first || isnan(num(r, "hbm")) ? "compute" : "hbm";
+	const char *other = strcmp(first, "hbm") ? "hbm" : "compute";
+	sep = put_roof(b, r, first, strcmp(first, "hbm") ? peak : "HBM bandwidth", sep);
+	if (!bound || !strcmp(bound, "unknown") || num(r, other) >= GEAK_ROOF_IDLE)
+		sep = put_roof(b, r, other, strcmp(other, "hbm") ? peak : "HBM bandwidth", sep);
 	if (!isnan(num(r, "intensity")))
-		geak_buf_printf(b, "%sintensity %.3g FLOP/byte, ridge %.0f", sep ? "; " : "",
-		    num(r, "intensity"), num(r, "ridge")), sep = 1;
+		geak_buf_printf(b, num(r, "intensity") >= 100 ?
+		    "%sintensity %.0f FLOP/byte, ridge %.0f" : "%sintensity %.3g FLOP/byte, ridge %.0f",
+		    sep ? "; " : "", num(r, "intensity"), num(r, "ridge")), sep = 1;
 	if (bound && strcmp(bound, "unknown"))
 		geak_buf_printf(b, "%s%s-bound", sep ? "; " : "", bound);
 	if (bound_ref && strcmp(bound_ref, "unknown") && (!bound || strcmp(bound, bound_ref)))

@@ -153,7 +153,8 @@ prompt_lines(void **state)
 	assert_true(strstr(text, "shape 1:") < strstr(text, "shape 2:"));
 	assert_true(strstr(text, "shape 2:") < strstr(text, "shape 3:"));
 	assert_non_null(strstr(text, "memory-bound\n"));
-	assert_non_null(strstr(text, "of the tf32 compute peak"));
+	/* A memory-bound case far from the compute roof is not shown it. */
+	assert_null(strstr(text, "compute peak"));
 	assert_non_null(strstr(text, "(2 shorter cases not shown)"));
 	free(text);
 	json_decref(eval);
@@ -189,6 +190,24 @@ latency_line(void **state)
 	json_decref(eval);
 }
 
+static void
+compute_line(void **state)
+{
+	const struct geak_peaks *h200 = geak_peaks_find("H200");
+	double m = 8192, ms = 1.6, gbps = 6 * m * m / (ms * 1e6), tflops = 2 * m * m * m / (ms * 1e9);
+	json_t *s = json_pack("{s:s, s:f, s:f, s:f, s:f, s:o}", "shape", "8192^3", "ms", ms,
+	    "ms_ref", 2.0, "gbps", gbps, "tflops", tflops, "roofline",
+	    geak_roof_case_json(h200, "float16", ms, 2.0, gbps, tflops));
+	json_t *eval = json_pack("{s:[o], s:o}", "shapes", s, "peaks", geak_peaks_json(h200));
+	char *text = geak_roof_text(eval, 3);
+
+	(void)state;
+	assert_string_equal(text, "* shape 8192^3: 69% of the fp16 compute peak, the reference "
+	    "56%; intensity 2731 FLOP/byte, ridge 206; compute-bound");
+	free(text);
+	json_decref(eval);
+}
+
 /* The best list keeps what the optimizer's prompt shows of an eval. */
 static void
 best_entry_keeps_roofline(void **state)
@@ -216,6 +235,7 @@ main(void)
 		cmocka_unit_test(case_object),
 		cmocka_unit_test(prompt_lines),
 		cmocka_unit_test(latency_line),
+		cmocka_unit_test(compute_line),
 		cmocka_unit_test(best_entry_keeps_roofline),
 	};
 
