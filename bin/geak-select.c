@@ -16,6 +16,7 @@ struct cand {
 	json_t *rec;        /* the record it came from (a reference) */
 	json_t *entry;      /* the best entry, or NULL for the record's code */
 	const char *sha;
+	const char *model;  /* the model that wrote the code, or NULL */
 	enum geak_outcome out;
 	double speedup, ms;
 	long run, iter;
@@ -24,6 +25,7 @@ struct cand {
 
 struct lineage { /* (run, sample): usage_total grows along it */
 	long run, sample;
+	const char *model;  /* the lineage's model (an ensemble keeps it) */
 	long calls, input_tokens, output_tokens;
 };
 
@@ -52,6 +54,22 @@ struct opts {
 static struct task *tasks;
 static size_t ntasks;
 static size_t seq;
+/* The models the records name, in the order first seen; interned, so a
+ * candidate's model outlives its record's. */
+static char **models;
+static size_t nmodels;
+
+static const char *
+model_named(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < nmodels; i++)
+		if (!strcmp(models[i], name))
+			return models[i];
+	models = geak_xrealloc(models, (nmodels + 1) * sizeof *models);
+	return models[nmodels++] = geak_xstrdup(name);
+}
 
 static long
 int_field(json_t *obj, const char *key, long dflt)
@@ -139,6 +157,8 @@ note_usage(struct task *t, json_t *rec, long run)
 		memset(l, 0, sizeof *l);
 		l->run = run, l->sample = sample;
 	}
+	if (json_is_string(geak_get(rec, "llm.model")))
+		l->model = model_named(geak_get_str(rec, "llm.model"));
 	/* Totals only grow along a lineage: its largest is its whole cost. */
 	if (int_field(u, "calls", 0) > l->calls)
 		l->calls = int_field(u, "calls", 0);
@@ -175,6 +195,7 @@ take_record(void *arg, json_t *rec, const char *where)
 	t->last = json_incref(rec);
 	if ((c.out = geak_outcome(rec)) != GEAK_OUT_NONE) {
 		c.sha = geak_get_str(rec, "code_sha");
+		c.model = model_named(geak_get_str(rec, "llm.model"));
 		c.speedup = num_field(json_object_get(rec, "eval"), "speedup");
 		c.ms = geak_eval_ms(json_object_get(rec, "eval"));
 		c.iter = int_field(rec, "iter", 0);
@@ -189,6 +210,7 @@ take_record(void *arg, json_t *rec, const char *where)
 		c.entry = e;
 		c.out = GEAK_OUT_CORRECT;
 		c.sha = json_string_value(json_object_get(e, "code_sha"));
+		c.model = model_named(json_string_value(json_object_get(e, "model")));
 		c.speedup = num_field(e, "speedup");
 		c.ms = num_field(e, "ms");
 		c.iter = int_field(e, "iter", int_field(rec, "iter", 0));
@@ -238,20 +260,28 @@ cand_cmp(const void *pa, const void *pb)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-/* Best candidate of t among runs/iterations allowed; NULL if none. */
+/* Best candidate of t among runs/iterations allowed, of model (NULL:
+ * any); NULL if none. */
 static const struct cand *
-pick(const struct task *t, long run, long max_iter)
+pick_of(const struct task *t, long run, long max_iter, const char *model)
 {
 	const struct cand *best = NULL;
 
 	for (size_t i = 0; i < t->ncands; i++) {
 		const struct cand *c = &t->cands[i];
-		if ((run >= 0 && c->run != run) || (max_iter >= 0 && c->iter > max_iter))
+		if ((run >= 0 && c->run != run) || (max_iter >= 0 && c->iter > max_iter) ||
+		    (model && c->model != model))
 			continue;
 		if (!best || cand_cmp(c, best) < 0)
 			best = c;
 	}
 	return best;
+}
+
+static const struct cand *
+pick(const struct task *t, long run, long max_iter)
+{
+	return pick_of(t, run, max_iter, NULL);
 }
 
 static int
@@ -291,12 +321,13 @@ selected_record(const struct task *t, const struct cand *c, long rank)
 			json_object_del(rec, "reflection");
 		json_object_del(rec, "eval");
 	}
-	json_object_set_new(rec, "selected", json_pack("{s:s, s:b, s:b, s:o, s:o, s:I, s:I, s:I, s:s}",
+	json_object_set_new(rec, "selected", json_pack("{s:s, s:b, s:b, s:o, s:o, s:I, s:I, s:I, s:s, s:o}",
 	    "code_sha", c->sha, "call", passes_call(c), "exec", passes_exec(c),
 	    "speedup", num_or_null(passes_exec(c) ? c->speedup : NAN),
 	    "ms", num_or_null(c->ms), "run", (json_int_t)c->run,
 	    "iter", (json_int_t)c->iter, "rank", (json_int_t)rank,
-	    "from", c->entry ? "best" : "eval"));
+	    "from", c->entry ? "best" : "eval",
+	    "model", c->model ? json_string(c->model) : json_null()));
 	return rec;
 }
 
@@ -375,6 +406,46 @@ tally_json(long max_iter, json_t *difficulty, size_t total)
 	return obj;
 }
 
+/* The roofline plot's points of the picked candidate and of the
+ * reference: one per case with both counts, at its intensity and
+ * achieved TFLOP/s; NULL where there are none. */
+static json_t *
+roofline_json(const struct cand *c)
+{
+	json_t *perf = c ? c->entry ? json_object_get(c->entry, "perf") :
+	    json_object_get(c->rec, "eval") : NULL;
+	json_t *best = json_array(), *ref = json_array(), *sh, *peaks = json_object_get(perf, "peaks");
+	const char *dtype = NULL;
+	size_t i;
+
+	json_array_foreach(json_object_get(perf, "shapes"), i, sh) {
+		json_t *r = json_object_get(sh, "roofline");
+		double ai = num_field(r, "intensity"), tf = num_field(sh, "tflops");
+		double ms = num_field(sh, "ms"), ms_ref = num_field(sh, "ms_ref");
+		if (isnan(ai) || isnan(tf) || !json_is_object(peaks))
+			continue;
+		if (!dtype)
+			dtype = json_string_value(json_object_get(r, "dtype"));
+		json_array_append_new(best, json_pack("{s:O, s:f, s:f, s:O}", "shape",
+		    json_object_get(sh, "shape"), "intensity", ai, "tflops", tf, "bound",
+		    json_object_get(r, "bound") ? json_object_get(r, "bound") : json_null()));
+		if (ms > 0 && ms_ref > 0)
+			json_array_append_new(ref, json_pack("{s:O, s:f, s:f, s:O}", "shape",
+			    json_object_get(sh, "shape"), "intensity", ai, "tflops", tf * ms / ms_ref,
+			    "bound", json_object_get(r, "bound_ref") ?
+			    json_object_get(r, "bound_ref") : json_null()));
+	}
+	double gbps = num_field(peaks, "hbm_gbps");
+	double tflops = num_field(json_object_get(peaks, "tflops"), dtype ? dtype : "fp16");
+	if (!json_array_size(best) || !(gbps > 0) || !(tflops > 0)) {
+		json_decref(best);
+		json_decref(ref);
+		return NULL;
+	}
+	return json_pack("{s:f, s:f, s:s, s:o, s:o}", "hbm_gbps", gbps, "peak_tflops", tflops,
+	    "dtype", dtype ? dtype : "fp16", "best", best, "reference", ref);
+}
+
 static json_t *
 kernels_json(void)
 {
@@ -398,6 +469,10 @@ kernels_json(void)
 		    "iter", c ? json_integer(c->iter) : json_null(),
 		    "runs", (json_int_t)t->nruns, "call_runs", (json_int_t)call_runs,
 		    "exec_runs", (json_int_t)exec_runs));
+		json_t *row = json_array_get(list, json_array_size(list) - 1), *roof;
+		json_object_set_new(row, "model", c && c->model ? json_string(c->model) : json_null());
+		if (passes_exec(c) && (roof = roofline_json(c)))
+			json_object_set_new(row, "roofline", roof);
 	}
 	return list;
 }
@@ -494,6 +569,50 @@ usage_json(const struct opts *o)
 }
 
 static json_t *
+cost_or_null(const struct opts *o, long in, long out)
+{
+	if (o->price_in < 0 || o->price_out < 0)
+		return json_null();
+	return num_or_null((in * o->price_in + out * o->price_out) / 1e6);
+}
+
+/* Per model of an ensemble: each task's best candidate that model wrote
+ * (accuracies over the tasks it worked on) and its lineages' usage. */
+static json_t *
+by_model_json(const struct opts *o)
+{
+	json_t *list = json_array();
+
+	for (size_t m = 0; m < nmodels; m++) {
+		struct tally ty = { 0 };
+		long calls = 0, in = 0, out = 0;
+		json_t *row = json_pack("{s:s}", "model", models[m]);
+
+		for (size_t i = 0; i < ntasks; i++) {
+			const struct cand *c = pick_of(&tasks[i], -1, -1, models[m]);
+			int worked = c != NULL;
+			for (size_t j = 0; j < tasks[i].nlines; j++)
+				if (tasks[i].lines[j].model == models[m]) {
+					calls += tasks[i].lines[j].calls;
+					in += tasks[i].lines[j].input_tokens;
+					out += tasks[i].lines[j].output_tokens;
+					worked = 1;
+				}
+			if (worked)
+				tally_add(&ty, c);
+		}
+		tally_put(row, &ty, ty.tasks);
+		json_object_set_new(row, "calls", json_integer(calls));
+		json_object_set_new(row, "input_tokens", json_integer(in));
+		json_object_set_new(row, "output_tokens", json_integer(out));
+		json_object_set_new(row, "cost", cost_or_null(o, in, out));
+		json_array_append_new(list, row);
+		free(ty.speedups);
+	}
+	return list;
+}
+
+static json_t *
 summary_json(const struct opts *o, size_t records)
 {
 	size_t total = o->total_tasks > 0 ? (size_t)o->total_tasks : ntasks;
@@ -512,6 +631,7 @@ summary_json(const struct opts *o, size_t records)
 	json_object_set_new(sum, "by_difficulty", by_difficulty_json());
 	json_object_set_new(sum, "by_iter", by_iter_json(total));
 	json_object_set_new(sum, "usage", usage_json(o));
+	json_object_set_new(sum, "by_model", by_model_json(o));
 	json_object_set_new(sum, "kernels", kernels);
 	return sum;
 }
@@ -559,6 +679,9 @@ free_tasks(void)
 		free(tasks[i].id);
 	}
 	free(tasks);
+	for (size_t i = 0; i < nmodels; i++)
+		free(models[i]);
+	free(models);
 }
 
 static void

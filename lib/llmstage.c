@@ -17,15 +17,30 @@ struct stage_run {
 
 struct slot {
 	struct stage_run *run;
-	struct geak_llm_session *session;
+	struct geak_llm_session **sessions; /* one per model */
 };
 
 /* What one request came to, for the slot that made it. */
 struct call {
 	struct slot *slot;
+	struct geak_llm *llm;
 	json_t *rec;
 	int verdict;
 };
+
+/* The ensemble's model for a record: by run and sample, in turn. */
+static size_t
+model_of(const struct geak_llm_stage *st, json_t *rec)
+{
+	json_t *run = json_object_get(rec, "run"), *sample = json_object_get(rec, "sample");
+	json_int_t k = (json_is_integer(run) ? json_integer_value(run) : 0) +
+	    (json_is_integer(sample) ? json_integer_value(sample) : 0);
+
+	if (st->nmodels < 2)
+		return 0;
+	k %= (json_int_t)st->nmodels;
+	return (size_t)(k < 0 ? k + (json_int_t)st->nmodels : k);
+}
 
 /* "prog: id (sample n): kind: message", once per failed request. */
 static void
@@ -59,7 +74,7 @@ on_done(size_t index, const struct geak_llm_request *req, const struct geak_llm_
 
 	(void)index, (void)req;
 	if (!reply->ok) {
-		geak_llm_set_error(rec, st->llm, reply);
+		geak_llm_set_error(rec, c->llm, reply);
 		warn_error(rec);
 		if (geak_llm_failure_is_the_runs(reply))
 			note_run_failure(c->slot->run, rec);
@@ -67,7 +82,7 @@ on_done(size_t index, const struct geak_llm_request *req, const struct geak_llm_
 		return;
 	}
 	kept = json_incref(json_object_get(rec, "llm"));
-	geak_llm_account(rec, st->llm, reply);
+	geak_llm_account(rec, c->llm, reply);
 	if (st->keep_llm_field) {
 		if (kept)
 			json_object_set(rec, "llm", kept);
@@ -85,7 +100,8 @@ work(void *arg, json_t *rec, const char *where)
 {
 	struct slot *sl = arg;
 	struct geak_llm_stage *st = sl->run->st;
-	struct call c = { sl, rec, GEAK_FAILED };
+	size_t m = model_of(st, rec);
+	struct call c = { sl, st->nmodels ? st->models[m] : st->llm, rec, GEAK_FAILED };
 	struct geak_llm_request req = { 0 };
 	json_t *sample = json_object_get(rec, "sample");
 	char *prompt = NULL;
@@ -97,7 +113,7 @@ work(void *arg, json_t *rec, const char *where)
 	req.sample = json_is_integer(sample) ? (int)json_integer_value(sample) : 0;
 	req.temperature = -1;
 	free(prompt);
-	geak_llm_session_run(sl->session, &req, 1, on_done, &c);
+	geak_llm_session_run(sl->sessions[m], &req, 1, on_done, &c);
 	json_decref(req.messages);
 	return c.verdict;
 }
@@ -111,16 +127,19 @@ split(void *arg, json_t *rec, const char *where, json_t ***parts)
 }
 
 static void
-summary(struct geak_llm *llm)
+summary(struct geak_llm *llm, int named)
 {
 	struct geak_llm_totals t;
+	char who[256] = "";
 
 	geak_llm_totals(llm, &t);
+	if (named)
+		snprintf(who, sizeof who, " %s", geak_llm_model(llm));
 	if (t.cost_known)
-		geak_warn("llm: %ld call%s, %ld input and %ld output tokens, cost %.4f",
+		geak_warn("llm%s: %ld call%s, %ld input and %ld output tokens, cost %.4f", who,
 		    t.calls, t.calls == 1 ? "" : "s", t.input_tokens, t.output_tokens, t.cost);
 	else
-		geak_warn("llm: %ld call%s, %ld input and %ld output tokens", t.calls,
+		geak_warn("llm%s: %ld call%s, %ld input and %ld output tokens", who, t.calls,
 		    t.calls == 1 ? "" : "s", t.input_tokens, t.output_tokens);
 }
 
@@ -133,10 +152,14 @@ geak_llm_stage_run(struct geak_llm_stage *st, char *const *paths, int npaths)
 	void **slotp = geak_xcalloc((size_t)n, sizeof *slotp);
 	int status;
 
+	size_t nm = st->nmodels ? st->nmodels : 1;
+
 	pthread_mutex_init(&run.mu, NULL);
 	for (long i = 0; i < n; i++) {
 		slots[i].run = &run;
-		slots[i].session = st->llm ? geak_llm_session_open(st->llm) : NULL;
+		slots[i].sessions = geak_xcalloc(nm, sizeof *slots[i].sessions);
+		for (size_t m = 0; m < nm && st->llm; m++)
+			slots[i].sessions[m] = geak_llm_session_open(st->nmodels ? st->models[m] : st->llm);
 		slotp[i] = &slots[i];
 	}
 	struct geak_pool pool = {
@@ -144,8 +167,11 @@ geak_llm_stage_run(struct geak_llm_stage *st, char *const *paths, int npaths)
 		.split = st->split ? split : NULL, .fn = work, .arg = &run,
 	};
 	status = geak_pool_run(&pool);
-	for (long i = 0; i < n; i++)
-		geak_llm_session_close(slots[i].session);
+	for (long i = 0; i < n; i++) {
+		for (size_t m = 0; m < nm; m++)
+			geak_llm_session_close(slots[i].sessions[m]);
+		free(slots[i].sessions);
+	}
 	if (atomic_load(&run.run_failures) > 0) {
 		long k = atomic_load(&run.run_failures);
 		geak_warn("%ld request%s failed for a reason that is not the record's (first: %s): "
@@ -153,8 +179,8 @@ geak_llm_stage_run(struct geak_llm_stage *st, char *const *paths, int npaths)
 		if (status == GEAK_EXIT_OK || status == GEAK_EXIT_RECORDS)
 			status = GEAK_EXIT_RUN;
 	}
-	if (st->verbose && st->llm)
-		summary(st->llm);
+	for (size_t m = 0; st->verbose && st->llm && m < nm; m++)
+		summary(st->nmodels ? st->models[m] : st->llm, st->nmodels > 1);
 	free(run.first_failure);
 	pthread_mutex_destroy(&run.mu);
 	free(slots);
@@ -162,27 +188,114 @@ geak_llm_stage_run(struct geak_llm_stage *st, char *const *paths, int npaths)
 	return status;
 }
 
+/* "PROVIDER:MODEL" names its provider where PROVIDER is one geak knows;
+ * any other colon is the model's own ("llama3:8b"). */
+static void
+split_provider(char *name, struct geak_llm_config *c)
+{
+	static const char *const providers[] = { "openai", "anthropic", "azure" };
+	char *colon = strchr(name, ':');
+
+	c->model = name;
+	for (size_t i = 0; colon && i < sizeof providers / sizeof *providers; i++)
+		if ((size_t)(colon - name) == strlen(providers[i]) &&
+		    !strncmp(name, providers[i], (size_t)(colon - name))) {
+			*colon = '\0';
+			c->provider = name;
+			c->model = colon + 1;
+		}
+}
+
+/* One client per model of the list; NULL after saying why. */
+static struct geak_llm **
+open_models(const struct geak_llm_config *cfg, const char *list, char **names, size_t *n)
+{
+	struct geak_llm **models;
+	char *save = NULL;
+	size_t k = 0;
+
+	*n = 1;
+	for (const char *p = list; *p; p++)
+		*n += *p == ',';
+	models = geak_xcalloc(*n, sizeof *models);
+	*names = geak_xstrdup(list);
+	for (char *tok = strtok_r(*names, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		struct geak_llm_config c = *cfg;
+		while (*tok == ' ')
+			tok++;
+		split_provider(tok, &c);
+		if (!*c.model)
+			continue;
+		/* Shared out, so that the ensemble keeps within the budget. */
+		if (c.max_cost >= 0)
+			c.max_cost /= (double)*n;
+		if (c.max_tokens_total >= 0)
+			c.max_tokens_total /= (long)*n;
+		if (!(models[k] = geak_llm_open(&c))) {
+			while (k > 0)
+				geak_llm_close(models[--k]);
+			free(models);
+			return NULL;
+		}
+		k++;
+	}
+	if (k == 0) {
+		geak_warn("--model: no model named in '%s'", list);
+		free(models);
+		return NULL;
+	}
+	*n = k;
+	return models;
+}
+
+static int
+check_models(struct geak_llm_stage *st)
+{
+	int status = 0;
+
+	for (size_t m = 0; m < st->nmodels; m++) {
+		if (m)
+			printf("\n");
+		if (geak_llm_check(st->models[m]))
+			status = GEAK_EXIT_RECORDS;
+	}
+	return geak_fshut(stdout, "stdout") ? GEAK_EXIT_FATAL : status;
+}
+
 int
 geak_llm_stage_main(struct geak_llm_stage *st, const struct geak_llm_config *cfg,
     char *const *paths, int npaths)
 {
+	const char *list = cfg->model && *cfg->model ? cfg->model : getenv("GEAK_MODEL");
+	char *names = NULL;
 	int status;
 
-	if (!(st->llm = geak_llm_open(cfg))) {
+	if (list && strchr(list, ','))
+		st->models = open_models(cfg, list, &names, &st->nmodels);
+	else if ((st->llm = geak_llm_open(cfg))) {
+		st->models = geak_xcalloc(1, sizeof *st->models);
+		st->models[0] = st->llm;
+		st->nmodels = 1;
+	}
+	if (!st->models) {
+		free(names);
 		if (!cfg->check)
 			return GEAK_EXIT_FATAL;
 		/* The preflight's answer is yes or no, whatever failed. */
 		printf("FAILED: configuration: see the message above\n");
 		return geak_fshut(stdout, "stdout") ? GEAK_EXIT_FATAL : GEAK_EXIT_RECORDS;
 	}
-	if (cfg->check) {
-		status = geak_llm_check(st->llm);
-		if (geak_fshut(stdout, "stdout"))
-			status = GEAK_EXIT_FATAL;
-	} else {
+	st->llm = st->models[0];
+	if (cfg->check)
+		status = check_models(st);
+	else
 		status = geak_llm_stage_run(st, paths, npaths);
-	}
-	geak_llm_close(st->llm);
+	for (size_t m = 0; m < st->nmodels; m++)
+		geak_llm_close(st->models[m]);
+	free(st->models);
+	free(names);
+	st->models = NULL;
+	st->nmodels = 0;
 	st->llm = NULL;
 	return status;
 }

@@ -10,6 +10,12 @@
 
 struct geak_llm_stage {
 	struct geak_llm *llm;     /* NULL: no request is ever made (--dry-run) */
+	/* An ensemble (--model a,b,...): one client per model, models[0] is
+	 * llm.  A record's requests go to models[(run + sample) % nmodels],
+	 * so that each lineage keeps its model and samples and independent
+	 * runs take the models in turn. */
+	struct geak_llm **models;
+	size_t nmodels;
 	/* As recpool.h's split, for a stage that makes several records of one. */
 	size_t (*split)(void *ctx, json_t *rec, const char *where, json_t ***parts);
 	/* In a slot thread: what to do with rec.  Set *prompt (malloc'd) to
@@ -32,8 +38,10 @@ struct geak_llm_stage {
  * the exit status (lib/util.h): GEAK_EXIT_RUN when some request failed
  * for a reason that is not its record's (geak_llm_failure_is_the_runs). */
 int geak_llm_stage_run(struct geak_llm_stage *st, char *const *paths, int npaths);
-/* A stage tool's whole life after its options: open the client, answer
- * --check, else run the stage over the files; returns the exit status. */
+/* A stage tool's whole life after its options: open the client (one per
+ * model of a comma-separated --model or $GEAK_MODEL, each name optionally
+ * "PROVIDER:MODEL", the budgets shared out evenly), answer --check, else
+ * run the stage over the files; returns the exit status. */
 int geak_llm_stage_main(struct geak_llm_stage *st, const struct geak_llm_config *cfg,
 	char *const *paths, int npaths);
 

@@ -156,6 +156,8 @@ geak_best_entry(json_t *rec)
 	json_object_set_new(entry, "iter",
 	    json_is_integer(iter) ? json_copy(iter) : json_integer(0));
 	json_object_set_new(entry, "perf", perf_of(eval));
+	if (json_is_string(geak_get(rec, "llm.model")))
+		json_object_set(entry, "model", geak_get(rec, "llm.model"));
 	return entry;
 }
 

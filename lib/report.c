@@ -260,6 +260,123 @@ speedup_bars(struct geak_buf *b, json_t *kernels)
 	    "that passed the correctness test have a speedup.");
 }
 
+/* A log-log roofline of one kernel: the device's roofs (HBM bandwidth
+ * up to the ridge point, the arithmetic peak past it) and each case of
+ * the best candidate and of the reference at its arithmetic intensity
+ * and achieved TFLOP/s. */
+struct logaxis { double lo, hi; }; /* decades */
+
+static double
+log_pos(const struct logaxis *a, double v, double origin, double span)
+{
+	return origin + (log10(v) - a->lo) / (a->hi - a->lo) * span;
+}
+
+static void
+roof_range(json_t *roof, struct logaxis *x, struct logaxis *y)
+{
+	static const char *const sides[] = { "best", "reference" };
+	double peak = num(roof, "peak_tflops"), bw = num(roof, "hbm_gbps");
+	double ridge = peak * 1000 / bw, xlo = ridge, xhi = ridge, ylo = peak;
+	json_t *pt;
+	size_t i;
+
+	for (int s = 0; s < 2; s++)
+		json_array_foreach(json_object_get(roof, sides[s]), i, pt) {
+			xlo = fmin(xlo, num(pt, "intensity")), xhi = fmax(xhi, num(pt, "intensity"));
+			ylo = fmin(ylo, num(pt, "tflops"));
+		}
+	x->lo = floor(log10(xlo)) - 1, x->hi = ceil(log10(xhi)) + 1;
+	ylo = fmin(ylo, pow(10, x->lo) * bw / 1000);
+	y->lo = floor(log10(ylo)), y->hi = ceil(log10(peak)) + 1;
+	if (y->hi - y->lo > 8)
+		y->lo = y->hi - 8;
+}
+
+static void
+roof_axes(struct geak_buf *b, const struct logaxis *x, const struct logaxis *y)
+{
+	double sx = PLOT_W - PAD_L - PAD_R, sy = PLOT_H - PAD_B - PAD_T;
+
+	for (double d = y->lo; d <= y->hi; d++) {
+		double py = PLOT_H - PAD_B - (d - y->lo) / (y->hi - y->lo) * sy;
+		geak_buf_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>"
+		    "<text x=\"%d\" y=\"%.1f\" class=\"ylab\">%g</text>\n", PAD_L, PLOT_W - PAD_R,
+		    py, py, PAD_L - 6, py + 4, pow(10, d));
+	}
+	for (double d = x->lo; d <= x->hi; d++)
+		geak_buf_printf(b, "<text x=\"%.1f\" y=\"%d\" class=\"xlab\">%g</text>\n",
+		    PAD_L + (d - x->lo) / (x->hi - x->lo) * sx, PLOT_H - PAD_B + 16, pow(10, d));
+	geak_buf_printf(b, "<text x=\"%.1f\" y=\"%d\" class=\"xlab\">arithmetic intensity "
+	    "(FLOP/byte); TFLOP/s upwards</text>\n", PAD_L + sx / 2, PLOT_H - 8);
+}
+
+static void
+roof_points(struct geak_buf *b, json_t *pts, const struct logaxis *x, const struct logaxis *y,
+    const char *color, int hollow)
+{
+	double sx = PLOT_W - PAD_L - PAD_R, sy = PLOT_H - PAD_B - PAD_T;
+	json_t *pt;
+	size_t i;
+
+	json_array_foreach(pts, i, pt) {
+		double v = num(pt, "tflops");
+		if (!(v > 0) || log10(v) < y->lo)
+			continue;
+		geak_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%s\" "
+		    "stroke=\"%s\" stroke-width=\"2\"><title>", log_pos(x, num(pt, "intensity"), PAD_L, sx),
+		    PLOT_H - PAD_B - (log10(v) - y->lo) / (y->hi - y->lo) * sy,
+		    hollow ? "none" : color, color);
+		char *shape = json_dumps(json_object_get(pt, "shape"), JSON_COMPACT | JSON_ENCODE_ANY);
+		put_escaped(b, shape ? shape : "?");
+		free(shape);
+		geak_buf_printf(b, ": %.3g TFLOP/s, ", v);
+		put_escaped(b, json_string_value(json_object_get(pt, "bound")) ?
+		    json_string_value(json_object_get(pt, "bound")) : "unknown");
+		geak_buf_puts(b, "-bound</title></circle>\n");
+	}
+}
+
+static void
+roofline_plot(struct geak_buf *b, json_t *kernel)
+{
+	json_t *roof = json_object_get(kernel, "roofline");
+	double peak = num(roof, "peak_tflops"), bw = num(roof, "hbm_gbps");
+	double sx = PLOT_W - PAD_L - PAD_R, sy = PLOT_H - PAD_B - PAD_T;
+	const char *id = json_string_value(json_object_get(kernel, "id"));
+	struct logaxis x, y;
+	char title[256];
+
+	if (!json_is_object(roof) || !(peak > 0) || !(bw > 0))
+		return;
+	roof_range(roof, &x, &y);
+	snprintf(title, sizeof title, "Roofline: %s", id ? id : "?");
+	svg_open(b, title, PLOT_H);
+	roof_axes(b, &x, &y);
+	/* The roofs: bandwidth * intensity up to the ridge, the peak past it. */
+	double x0 = pow(10, x.lo), ridge = peak * 1000 / bw;
+	double y0 = fmax(x0 * bw / 1000, pow(10, y.lo));
+	x0 = y0 * 1000 / bw;
+	geak_buf_printf(b, "<polyline fill=\"none\" stroke=\"#6b7280\" stroke-width=\"2\" "
+	    "points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>\n",
+	    log_pos(&x, x0, PAD_L, sx), PLOT_H - PAD_B - (log10(y0) - y.lo) / (y.hi - y.lo) * sy,
+	    log_pos(&x, ridge, PAD_L, sx), PLOT_H - PAD_B - (log10(peak) - y.lo) / (y.hi - y.lo) * sy,
+	    (double)(PLOT_W - PAD_R), PLOT_H - PAD_B - (log10(peak) - y.lo) / (y.hi - y.lo) * sy);
+	roof_points(b, json_object_get(roof, "reference"), &x, &y, colors[1], 1);
+	roof_points(b, json_object_get(roof, "best"), &x, &y, colors[0], 0);
+	geak_buf_printf(b, "<circle cx=\"%d\" cy=\"14\" r=\"4.5\" fill=\"%s\"/>"
+	    "<text x=\"%d\" y=\"18\" class=\"legend\">best</text>"
+	    "<circle cx=\"%d\" cy=\"14\" r=\"4.5\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>"
+	    "<text x=\"%d\" y=\"18\" class=\"legend\">reference</text>\n",
+	    PLOT_W - PAD_R - 170, colors[0], PLOT_W - PAD_R - 160,
+	    PLOT_W - PAD_R - 100, colors[1], PLOT_W - PAD_R - 90);
+	snprintf(title, sizeof title, "Roofs: %.0f GB/s of HBM bandwidth, %.0f %s TFLOP/s, "
+	    "ridge at %.0f FLOP/byte; one point per performance case.", bw, peak,
+	    json_string_value(json_object_get(roof, "dtype")) ?
+	    json_string_value(json_object_get(roof, "dtype")) : "16-bit", ridge);
+	svg_close(b, title);
+}
+
 static void
 html_head(struct geak_buf *b)
 {
@@ -356,6 +473,9 @@ cells(struct geak_buf *b, int md, json_t *row, const char *keys, const char *kin
 		case '%': put_percent(b, num(row, k)); break;
 		case 'x': put_speedup(b, num(row, k)); break;
 		case 'b': geak_buf_puts(b, json_is_true(v) ? "yes" : "no"); break;
+		case 'c': if (json_is_number(v)) geak_buf_printf(b, "%.4f", json_number_value(v));
+			else geak_buf_puts(b, "-");
+			break;
 		default: if (md) put_md(b, json_string_value(v));
 			else put_escaped(b, json_string_value(v));
 		}
@@ -402,6 +522,13 @@ tables(struct geak_buf *b, int md, json_t *s)
 		    json_object_get(s, "by_difficulty"),
 		    "difficulty,tasks,call_accuracy,exec_accuracy,speedup_mean,speedup_geomean", "ii%%xx");
 	}
+	if (json_array_size(json_object_get(s, "by_model")) > 1) {
+		geak_buf_printf(b, h2, "By model");
+		table(b, md, "model,tasks,call accuracy,execution accuracy,mean speedup,geometric mean,"
+		    "calls,input tokens,output tokens,cost", json_object_get(s, "by_model"),
+		    "model,tasks,call_accuracy,exec_accuracy,speedup_mean,speedup_geomean,calls,"
+		    "input_tokens,output_tokens,cost", "si%%xxiiic");
+	}
 	geak_buf_printf(b, h2, "pass@k over independent runs");
 	table(b, md, "k,tasks with at least k runs,call pass@k,exec pass@k",
 	    json_object_get(s, "pass_at_k"), "k,tasks,call,exec", "ii%%");
@@ -423,6 +550,8 @@ html_report(struct geak_buf *b, json_t *s)
 	static const struct series pk[] = {
 		{ "call", "call", 1 }, { "execution", "exec", 1 },
 	};
+	json_t *k;
+	size_t i;
 
 	html_head(b);
 	geak_buf_puts(b, "<h1>geak report</h1>\n<p class=\"muted\">");
@@ -442,6 +571,8 @@ html_report(struct geak_buf *b, json_t *s)
 	line_chart(b, "pass@k against k", "Unbiased pass@k over independent runs, "
 	    "averaged over the tasks with at least k runs.", json_object_get(s, "pass_at_k"),
 	    "k", "k", pk, 2);
+	json_array_foreach(json_object_get(s, "kernels"), i, k)
+		roofline_plot(b, k);
 	geak_buf_puts(b, "</div>\n");
 	tables(b, 0, s);
 	geak_buf_puts(b, "</body></html>\n");

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$top/tests/06lib.sh"
 command -v jq >/dev/null 2>&1 || skip_all "jq is needed"
-plan 12
+plan 14
 
 cat > script.jsonl <<'EOS'
 {"match": "was timed against the reference", "text": "```reflection\nIt reads every element once.\n```"}
@@ -71,6 +71,18 @@ check_match "iteration 2's optimize prompt: iteration 1's figures, then its own"
 check_match "the case left out is said to be" '1 shorter case not shown' "$opt2"
 check_same "best: both, with their bounds" '[[1.1,"memory"],[2.2,"memory"]]' \
 	"$(jq -c '[.best[] | [.speedup, .perf.shapes[0].roofline.bound]]' iter-3.jsonl)"
+
+# The report: a roofline plot of the task, the best candidate's cases
+# beside the reference's at the same intensity.
+geak-select -s summary.json -r report.html evaluated-1.jsonl evaluated-2.jsonl iter-3.jsonl > best.jsonl
+check_same "summary: the best candidate's and the reference's points" \
+	'{"dtype":"tf32","peak_tflops":495,"hbm_gbps":4800,"best":[[0.0833,0.2684,"memory"],[0.0813,0.0002,"latency"]],"reference":[[0.0833,0.122,"memory"],[0.0813,0.0002,"latency"]]}' \
+	"$(jq -c '.kernels[0].roofline | {dtype, peak_tflops, hbm_gbps,
+		best: [.best[:2][] | [(.intensity * 1e4 | round / 1e4), (.tflops * 1e4 | round / 1e4), .bound]],
+		reference: [.reference[:2][] | [(.intensity * 1e4 | round / 1e4), (.tflops * 1e4 | round / 1e4), .bound]]}' summary.json)"
+check_match "report: the roofline plot, its roofs and points" \
+	'Roofline: plain/add.*\[67108864\]: 0.268 TFLOP/s, memory-bound.*Roofs: 4800 GB/s of HBM bandwidth, 495 tf32 TFLOP/s, ridge at 103 FLOP/byte' \
+	"$(tr '\n' ' ' < report.html)"
 
 # A perf script that gives no byte or operation counts: said, not guessed.
 evaluated plain/nocount "# plain" 1 1.3 '[{"shape": [4096], "ms": 0.2, "ms_ref": 0.26}]' > nocount.jsonl

@@ -11,8 +11,8 @@ on its first line of stdout (and into --port-file).
 Replies: the first line of --script (JSON Lines) whose "match" text occurs
 in the request's messages (a line without "match" matches all) gives
 "text" and/or "fault"; else --reply; else a small fenced Python answer.
-In a text, {count} becomes the request's number and {sample_hint} the
-first 12 hex digits of the request's SHA-256.
+In a text, {count} becomes the request's number, {sample_hint} the
+first 12 hex digits of the request's SHA-256 and {model} the model asked.
 
 Faults are chosen by a marker in the prompt, [[llm-test:NAME]], or by a
 script line's "fault".  A fault ending in "-once" happens on the first
@@ -239,6 +239,7 @@ class Handler(BaseHTTPRequestHandler):
             text = ("Here is the kernel.\n```python\nimport triton\n"
                     "# answer {sample_hint}\ndef kernel():\n    return {count}\n```\n")
         text = text.replace("{count}", str(self.count)).replace("{sample_hint}", digest[:12])
+        text = text.replace("{model}", str(body.get("model")))
         if fault == "empty":
             text = ""
         elif fault and fault.startswith("huge"):
