@@ -127,6 +127,8 @@ eval_key(json_t *spec, const char *sha, char key[65])
 	json_object_set_new(k, "speedup_limit", json_real(geak_eopt.speedup_limit));
 	if (geak_eopt.no_perf)
 		json_object_set_new(k, "no_perf", json_true());
+	if (geak_eopt.profile)
+		json_object_set_new(k, "profile", json_true());
 	if (strcmp(geak_eopt.static_mode, "strict"))
 		json_object_set_new(k, "static", json_string(geak_eopt.static_mode));
 	geak_cache_key(k, key);
@@ -340,6 +342,7 @@ usage(FILE *fp)
 	fprintf(fp,
 	    "usage: %s [-j N] [--gpus LIST|auto | --cpu] [--cache DIR | --no-cache] [--timeout S]\n"
 	    "       [--compile-timeout S] [--seeds N] [--reps N] [--speedup-limit X] [--no-perf]\n"
+	    "       [--profile]\n"
 	    "       [--static strict|warn|off] [--python PATH] [--harness DIR] [--tmpdir DIR]\n"
 	    "       [--file-limit MIB] [--memory-limit MIB] [--proc-limit N] [--keep] [-u] [-v]\n"
 	    "       [file ...]\n"
@@ -350,7 +353,7 @@ usage(FILE *fp)
 
 enum { O_GPUS = 256, O_CACHE, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_LIMIT,
 	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU, O_NOPERF, O_STATIC, O_FILES,
-	O_MEMORY, O_PROCS };
+	O_MEMORY, O_PROCS, O_PROFILE };
 
 static void
 parse_args(int argc, char **argv, const char **harness_dir)
@@ -363,6 +366,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		{ "seeds", required_argument, NULL, O_SEEDS }, { "reps", required_argument, NULL, O_REPS },
 		{ "speedup-limit", required_argument, NULL, O_LIMIT },
 		{ "no-perf", no_argument, NULL, O_NOPERF }, { "unordered", no_argument, NULL, 'u' },
+		{ "profile", no_argument, NULL, O_PROFILE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "static", required_argument, NULL, O_STATIC },
 		{ "python", required_argument, NULL, O_PYTHON }, { "harness", required_argument, NULL, O_HARNESS },
@@ -387,6 +391,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		case O_SEEDS: geak_eopt.seeds = geak_parse_long(optarg, "--seeds", 1, 100); break;
 		case O_REPS: geak_eopt.reps = geak_parse_long(optarg, "--reps", 3, 100000); break;
 		case O_NOPERF: geak_eopt.no_perf = 1; break;
+		case O_PROFILE: geak_eopt.profile = 1; break;
 		case 'u': geak_eopt.unordered = 1; break;
 		case 'v': geak_eopt.verbose = 1; break;
 		case O_STATIC:

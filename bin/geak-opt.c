@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "extract.h"
+#include "kprofile.h"
 #include "llm.h"
 #include "llmstage.h"
 #include "memory.h"
@@ -52,14 +53,17 @@ ancestors(json_t *best)
 
 	json_array_foreach(best, i, e) {
 		char *roof = geak_roof_text(json_object_get(e, "perf"), GEAK_ROOF_CASES);
-		json_array_append_new(list, json_pack("{s:I, s:O, s:o, s:o, s:O, s:o}",
+		char *kp = geak_kprofile_text(geak_get(e, "perf.profile"), GEAK_KPROFILE_KERNELS);
+		json_array_append_new(list, json_pack("{s:I, s:O, s:o, s:o, s:O, s:o, s:o}",
 		    "number", (json_int_t)i + 1, "code", json_object_get(e, "code"),
 		    "speedup", num_text(json_object_get(e, "speedup"), "%.3f"),
 		    "ms", num_text(json_object_get(e, "ms"), "%.4f"),
 		    "reflection", json_object_get(e, "reflection") ?
 		    json_object_get(e, "reflection") : json_null(),
-		    "roofline", roof ? json_string(roof) : json_null()));
+		    "roofline", roof ? json_string(roof) : json_null(),
+		    "kernel_profile", kp ? json_string(kp) : json_null()));
 		free(roof);
+		free(kp);
 	}
 	return list;
 }

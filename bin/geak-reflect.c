@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "failtext.h"
+#include "kprofile.h"
 #include "llm.h"
 #include "llmstage.h"
 #include "memory.h"
@@ -135,6 +136,10 @@ prompt_vars(json_t *rec, const struct opts *o)
 	roof = geak_roof_text(eval, GEAK_ROOF_CASES);
 	if (roof)
 		json_object_set_new(vars, "roofline", json_string(roof));
+	free(roof);
+	roof = geak_kprofile_text(json_object_get(eval, "profile"), GEAK_KPROFILE_KERNELS);
+	if (roof)
+		json_object_set_new(vars, "kernel_profile", json_string(roof));
 	free(roof);
 	json_object_set_new(vars, "past", past_attempts(json_object_get(rec, "history")));
 	json_object_set_new(vars, "has_past",

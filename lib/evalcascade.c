@@ -230,6 +230,23 @@ apply_timing(struct geak_eval *ev, struct geak_profile *p, json_t *timing)
 		geak_eval_note(ev, GEAK_NOTE_PERF_FAILED);
 }
 
+static json_t *
+profile_absent(const char *why)
+{
+	return json_pack("{s:b, s:s}", "available", 0, "message", why);
+}
+
+/* The timing's kernel profile, as the harness made it (eval.profile). */
+static void
+take_kernel_profile(struct geak_eval *ev, json_t *timing)
+{
+	json_t *kp = json_object_get(timing, "kernel_profile");
+
+	json_decref(ev->profile);
+	ev->profile = json_is_object(kp) ? json_incref(kp) :
+	    profile_absent("not profiled: no performance case was timed to profile");
+}
+
 /* The candidate waits in its run to be timed: alone on the GPU, beside
  * the reference, then the judge of its timed outputs and the speedup.
  * -1 with err set when a harness job failed. */
@@ -258,6 +275,8 @@ timing(struct geak_slot *s, struct geak_profile *p, const char *dir, const char 
 		return 0;
 	cand = geak_job_load(dir, GEAK_FILE_TIMING);
 	apply_timing(ev, p, cand);
+	if (geak_eopt.profile)
+		take_kernel_profile(ev, cand);
 	geak_profile_keep_pins(p, cand);
 	ev->stage = GEAK_STAGE_DONE;
 	json_decref(cand);
@@ -272,6 +291,62 @@ wants_timing(const struct geak_slot *s, json_t *plan)
 	return s->gpu && !geak_eopt.no_perf && json_is_object(json_object_get(plan, GEAK_PLAN_PERFCHK));
 }
 
+static int
+skipped(json_t *skip, const char *key)
+{
+	json_t *k;
+	size_t i;
+
+	json_array_foreach(skip, i, k)
+		if (json_is_string(k) && !strcmp(json_string_value(k), key))
+			return 1;
+	return 0;
+}
+
+/* How large a case is: the bytes it moves by its perf script's count,
+ * then its operations, then the bytes of its inputs. */
+static double
+case_size(json_t *c, int by)
+{
+	json_t *counts = json_object_get(c, "counts");
+
+	switch (by) {
+	case 0: return json_number_value(json_object_get(counts, "gbps"));
+	case 1: return json_number_value(json_object_get(counts, "tflops"));
+	default: return json_number_value(json_object_get(c, "bytes"));
+	}
+}
+
+/* The largest case the reference passed and the candidate is timed on,
+ * for --profile; NULL when there is none. */
+static const char *
+profile_case(json_t *prof, json_t *skip)
+{
+	json_t *cases = json_object_get(prof, "cases"), *c;
+	size_t i;
+
+	for (int by = 0; by < 3; by++) {
+		const char *best = NULL;
+		double size = 0;
+		json_array_foreach(cases, i, c) {
+			const char *key = geak_get_str(c, "key");
+			if (!key || !json_is_true(json_object_get(c, "ok")) || skipped(skip, key))
+				continue;
+			if (case_size(c, by) > size)
+				size = case_size(c, by), best = key;
+		}
+		if (best)
+			return best;
+	}
+	const char *last = NULL;
+	json_array_foreach(cases, i, c) { /* no sizes at all: the last, as suites grow them */
+		const char *key = geak_get_str(c, "key");
+		if (key && json_is_true(json_object_get(c, "ok")) && !skipped(skip, key))
+			last = key;
+	}
+	return last;
+}
+
 static void
 plan_timing(json_t *plan, struct geak_profile *p)
 {
@@ -282,6 +357,9 @@ plan_timing(json_t *plan, struct geak_profile *p)
 
 	if (pins)
 		json_object_set_new(t, GEAK_PLAN_PINS, pins);
+	if (geak_eopt.profile && profile_case(geak_profile_json(p), skip))
+		json_object_set_new(t, GEAK_PLAN_KPROFILE, json_pack("{s:s}", "case",
+		    profile_case(geak_profile_json(p), skip)));
 	json_object_set_new(plan, GEAK_PLAN_TIMING, t);
 }
 
@@ -374,6 +452,10 @@ geak_evaluate(struct geak_slot *s, json_t *rec, json_t *spec, struct geak_eval *
 		r = timing(s, p, dir, nonce, ev, err, errlen);
 	else if (ev->exec && s->gpu && geak_eopt.no_perf)
 		geak_eval_note(ev, GEAK_NOTE_PERF_SKIPPED);
+	if (ev->exec && geak_eopt.profile && !ev->profile)
+		ev->profile = profile_absent(!s->gpu ? "no profiler: the CPU mode (Triton's "
+		    "interpreter) has no device timeline to profile" : geak_eopt.no_perf ?
+		    "not profiled: --no-perf" : "not profiled: the task has no performance case");
 out:
 	if (s->pending) {
 		char stop_err[256]; /* err may hold why we stop */

@@ -18,6 +18,7 @@ struct geak_evalopts {
 	double timeout_s, compile_s;
 	char *cache_dir;
 	int no_cache, keep, cpu, gpus_given, no_perf, unordered, verbose;
+	int profile;              /* --profile: a kernel breakdown of the largest case */
 	const char *static_mode;  /* strict, warn or off */
 	long seeds, reps;
 	long file_limit_mib;

@@ -319,6 +319,7 @@ geak_eval_redact(struct geak_eval *ev)
 	/* Containers: redacted in place; their marks are in the strings above
 	 * too when the candidate printed a secret, so they are not counted. */
 	n += geak_redact_json(ev->runs) + geak_redact_json(ev->static_findings);
+	n += geak_redact_json(ev->profile); /* kernel names are the candidate's */
 	return n;
 }
 

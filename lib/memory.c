@@ -124,11 +124,12 @@ number_or_null(double v)
 }
 
 /* What the optimizer is shown of an evaluation beside the speedup: each
- * case's times and roofline, the device and its peaks. */
+ * case's times and roofline, the device and its peaks, the kernel
+ * profile. */
 static json_t *
 perf_of(json_t *eval)
 {
-	static const char *const keys[] = { "shapes", "peaks", "device" };
+	static const char *const keys[] = { "shapes", "peaks", "device", "profile" };
 	json_t *perf = json_object();
 
 	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)

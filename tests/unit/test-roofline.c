@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "kprofile.h"
 #include "memory.h"
 #include "metrics.h"
 #include "roofline.h"
@@ -226,6 +227,36 @@ best_entry_keeps_roofline(void **state)
 	json_decref(rec);
 }
 
+/* The kernel profile's words: the longest kernels, the rest summed. */
+static void
+kernel_profile_lines(void **state)
+{
+	json_t *p = json_loads("{\"available\": true, \"case\": \"3\", \"tool\": \"torch.profiler\","
+	    "\"calls\": 3, \"launches\": 3, \"device_us\": 100.0, \"kernels\": ["
+	    "{\"name\": \"mm\", \"launches\": 1, \"us\": 80.0, \"share\": 0.8, \"grid\": [64, 2, 1],"
+	    " \"block\": [128, 1, 1], \"registers\": 96, \"shared_bytes\": 32768, \"occupancy_pct\": 12.4},"
+	    "{\"name\": \"add\", \"launches\": 1, \"us\": 15.0, \"share\": 0.15},"
+	    "{\"name\": \"copy\", \"launches\": 1, \"us\": 5.0, \"share\": 0.05}],"
+	    "\"others\": {\"kernels\": 0, \"share\": 0}}", 0, NULL);
+	char *text = geak_kprofile_text(p, 2);
+
+	(void)state;
+	assert_string_equal(text, "Kernel profile of shape 3 (torch.profiler, per call over 3 calls): "
+	    "3 launches, 100.0 us on the device\n"
+	    "* 80% mm: 1 launch, 80.0 us, grid 64x2x1, block 128x1x1, 96 registers a thread, "
+	    "32768 B shared memory, occupancy about 12%\n"
+	    "* 15% add: 1 launch, 15.0 us\n"
+	    "* 5% in 1 other kernel");
+	free(text);
+	json_decref(p);
+	p = json_pack("{s:b, s:s}", "available", 0, "message", "no profiler: none here");
+	text = geak_kprofile_text(p, 2);
+	assert_string_equal(text, "Kernel profile: none (no profiler: none here).");
+	free(text);
+	json_decref(p);
+	assert_null(geak_kprofile_text(NULL, 2));
+}
+
 int
 main(void)
 {
@@ -237,6 +268,7 @@ main(void)
 		cmocka_unit_test(latency_line),
 		cmocka_unit_test(compute_line),
 		cmocka_unit_test(best_entry_keeps_roofline),
+		cmocka_unit_test(kernel_profile_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

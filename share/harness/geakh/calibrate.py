@@ -226,7 +226,7 @@ class Calibration:
                 self.guard_runs[case["key"]] = got.pop()  # the poisoned guard zones' run
             self.case_info[case["key"]] = {"ok": bool(case.get("ok")), "error": case.get("error"),
                                            "counts": case.get("counts") or {},
-                                           "dtype": case.get("dtype"),
+                                           "dtype": case.get("dtype"), "bytes": case.get("bytes"),
                                            "launches": case.get("launches", 0),
                                            "device_lost": case.get("device_lost", False)}
         self.take(res, outs)
@@ -290,7 +290,8 @@ def _profile(cal):
     for key, info in cal.case_info.items():
         outs = cal.cases.get(key) or []
         entry = {"key": key, "ok": bool(info.get("ok")) and bool(outs), "counts": info.get("counts") or {},
-                 "dtype": info.get("dtype"), "launches": info.get("launches", 0)}
+                 "dtype": info.get("dtype"), "bytes": info.get("bytes"),
+                 "launches": info.get("launches", 0)}
         if not entry["ok"]:
             entry["error"] = (info.get("error") or {}).get("message") or "no output"
             cases.append(entry)

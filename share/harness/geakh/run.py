@@ -152,6 +152,7 @@ class Job:
                 case["counts"] = meta.counts(host)
             if host is not None:
                 case["dtype"] = values.main_dtype(host)
+                case["bytes"] = values.nbytes(host)
             outs = []
             for j in range(checks + more.get(k, 0) + int(guard_poison)):
                 poisoned_zones = guard_poison and j == checks + more.get(k, 0)

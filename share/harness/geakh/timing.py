@@ -20,7 +20,8 @@ outputs with the reference's afterwards, so code that behaves while
 checked and not while timed fails there.  timing.json gets each case's
 medians, minimum and maximum, the autotuner choices and launches, a
 probe of the device before and after (bench.Bench.probe), and the names
-of timing functions found replaced.
+of timing functions found replaced.  A plan's kernel_profile names a
+case profiled once it is timed (kprofile).
 """
 import json
 import os
@@ -30,7 +31,7 @@ import time
 
 import torch
 
-from . import autotune, bench, entry, guard, launches, values
+from . import autotune, bench, entry, guard, kprofile, launches, values
 from .errors import error_info
 
 COUNTER = launches.COUNTER
@@ -82,6 +83,7 @@ def run(job, plan):
     reps = max(3, int(plan.get("reps") or 20))
     warmup = max(1, int(plan.get("warmup") or 2))
     skip = set(map(str, plan.get("skip") or []))
+    profile_key = str((plan.get("kernel_profile") or {}).get("case"))
     seed = job.spec.get("seeds", [42])[0]
     timer = bench.Bench()
     rng = random.Random(job.nonce)  # which timed call keeps its outputs
@@ -141,6 +143,12 @@ def run(job, plan):
             case["ref_choices"] = alone[k]["choices"]
         case["choices"] = autotune.choices(ours)
         kept[k] = outs
+        if k == profile_key:  # after its timing, never inside it
+            try:
+                result["kernel_profile"] = kprofile.run(job, k, sides.fresh, call, timer.sync)
+            except Exception as exc:  # noqa: BLE001 - the timing stands without it
+                result["kernel_profile"] = {"available": False, "case": k,
+                                            "message": f"the profiler failed: {type(exc).__name__}: {exc}"}
         guard.release_cached(job.device)
         return case["ms"], case["min_ms"], case["max_ms"]
 
