@@ -41,7 +41,7 @@ check_same "code_sha is the new code's" "$(printf '# faster 1\n' | sha256sum | c
 check_same "stale eval and reflection removed" 'false false' \
 	"$(jq -r '[has("eval"), has("reflection")] | map(tostring) | join(" ")' a.out)"
 check_same "best holds the measured candidate" \
-	'[{"code":"code a","code_sha":"a","iter":1,"ms":0.25,"reflection":"why a","speedup":1.25}]' \
+	'[{"code":"code a","code_sha":"a","iter":1,"ms":0.25,"perf":{"shapes":[{"ms":0.25,"ms_ref":0.5,"shape":[8]}]},"reflection":"why a","speedup":1.25}]' \
 	"$(jq -cS .best a.out)"
 check_same "counter reset" 0 "$(jq .perf_debug a.out)"
 check_same "llm describes the new code's call" '"test-model"' "$(jq -c .llm.model a.out)"
