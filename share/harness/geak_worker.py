@@ -125,16 +125,10 @@ def probe_device():
         if not info.get("name"):
             tried.append({"skip": "".join(sorted(skip)), "error": info.get("error")})
             continue
-        # The rung drops the layers up to the one in the way: each of the
-        # others is taken back where the device still shows under it.
-        for layer in "PMUL":
-            if layer in skip:
-                fewer = skip - {layer}
-                again = _probe(fewer)
-                tried.append({"skip": "".join(sorted(fewer)), "error": again.get("error")})
-                if again.get("name"):
-                    skip, info = fewer, again
-        JOB_SKIP = frozenset(skip)
+        # A rung drops every layer up to the one in the way: the layers
+        # depend on each other (a uid of its own needs the private root),
+        # so fewer is not tried.
+        JOB_SKIP = skip
         info["sandbox_error"] = first.get("error")
         info["probes"] = tried
         if "L" in skip:
