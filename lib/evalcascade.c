@@ -187,9 +187,8 @@ apply_timing(struct geak_eval *ev, struct geak_profile *p, json_t *timing)
 	json_t *c, *prof_cases = json_object_get(geak_profile_json(p), "cases");
 	double sum = 0, sum_ref = 0, peak_gbps, peak_tflops;
 	int above = 0, unreliable = 0;
-	size_t i;
-
 	const struct geak_peaks *peaks = geak_peaks_find(ev->device);
+	size_t i;
 
 	geak_device_peaks(ev->device, &peak_gbps, &peak_tflops);
 	json_array_foreach(json_object_get(timing, "cases"), i, c) {
@@ -244,7 +243,7 @@ take_kernel_profile(struct geak_eval *ev, json_t *timing)
 
 	json_decref(ev->profile);
 	ev->profile = json_is_object(kp) ? json_incref(kp) :
-	    profile_absent("not profiled: no performance case was timed to profile");
+	    profile_absent("not profiled: the case to profile was not timed");
 }
 
 /* The candidate waits in its run to be timed: alone on the GPU, beside
