@@ -840,6 +840,7 @@ read_locals(struct problem *pb, size_t from, size_t to, json_t *local, json_t *t
 		if (!name)
 			continue;
 		if ((t = tensor_call(rest, &scope))) {
+			json_object_set_new(t, "text", json_string(rest));
 			json_object_set_new(tensors, name, t);
 		} else if (!json_object_get(tensors, name)) {
 			/* a tensor assigned again (A = (A + A.T) / 2) keeps its shape */
@@ -946,7 +947,8 @@ read_inputs(struct problem *pb)
 			in = json_pack("{s:o}", "value",
 			    (t = eval_text(text, pb->scope, local, tensors)) ? t : json_null());
 		json_object_set_new(in, "name", json_string(pname ? pname : text));
-		json_object_set_new(in, "text", json_string(text));
+		if (!json_object_get(in, "text"))
+			json_object_set_new(in, "text", json_string(text));
 		if (json_object_get(in, "dtype")) {
 			json_t *shape = json_object_get(in, "shape"), *n;
 			long long add;

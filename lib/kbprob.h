@@ -19,7 +19,8 @@
  *   "operators":   ["nn.Linear", "torch.matmul", "F.softmax", ...], in
  *                  source order, each once
  *   "inputs":      [{"name", "dtype", "shape": [int...] or null,
- *                    "text": the expression that makes it}], in the
+ *                    "text": the expression that makes it (the right
+ *                    side of its assignment, for a named one)}], in the
  *                  order get_inputs() returns them; a non-tensor item
  *                  has "value" instead of "dtype" and "shape"
  *   "init":        [{"text", "value" (number, list, or null when not

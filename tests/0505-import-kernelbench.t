@@ -7,7 +7,7 @@
 archive=$top/../shared/bench/kernelbench-data.tar.gz
 [ -r "$archive" ] || skip_all "no KernelBench archive at $archive"
 command -v jq >/dev/null || skip_all "no jq"
-plan 24
+plan 27
 
 geak-import --suite kernelbench "$archive" > kb.jsonl 2> kb.err
 check_same "imports without errors" 0 $?
@@ -74,6 +74,50 @@ mkdir -p co/KernelBench/level1 co/KernelBench/level4
 tar -xzf "$archive" -O KernelBench/level1/19_ReLU.py > co/KernelBench/level1/19_ReLU.py
 printf 'import torch\nx = 1\n' > co/KernelBench/level1/7_Broken.py
 cp co/KernelBench/level1/19_ReLU.py co/KernelBench/level4/1_Other.py
+cat > co/KernelBench/level1/8_Crafted.py <<'PY'
+import torch
+import torch.nn as nn
+import math
+
+class Model(nn.Module):
+    """Adds two tensors, scaled.
+
+    Args:
+        sizes: not shown.
+    """
+    def __init__(self, sizes, scale=0.5):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, a, b, n, c):
+        return (a + b[:, :1].float()) * self.scale + c.sum()
+
+rows, cols = 2 * 3, (4 +
+    4) // 3  # 2
+width = rows ** 2 - 1; hidden = [16] * 3
+
+def get_inputs():
+    a = torch.randn(rows, cols, dtype=torch.float16)
+    b = torch.randint(0, 9, (rows, cols)).half()
+    c = torch.rand(int(math.sqrt(width)))
+    return [a, b, width, c]
+
+def get_init_inputs():
+    return [hidden, 1.5e-3]
+PY
+geak-import --ids level1/8_Crafted co > crafted.jsonl 2> /dev/null
+crafted=$(jq -r .task.instruction crafted.jsonl)
+check_same "static reading: unpacking, brackets, dtypes, a semicolon, an unread shape" \
+	'- `a`: float16 tensor of shape (6, 2)
+- `b`: float16 tensor of shape (6, 2)
+- `n`: the value 35
+- `c`: float32 tensor made by `torch.rand(int(math.sqrt(width)))` (shape not read)' \
+	"$(printf '%s\n' "$crafted" | grep '^- `[abnc]`')"
+check_match "static reading: the docstring before its Args" 'Its model: Adds two tensors, scaled\.$' "$crafted"
+check_same "static reading: constructor values; no element count with a shape unread" \
+	'- `hidden` = (16, 16, 16)|- `1.5e-3` = 0.0015|null' \
+	"$(printf '%s\n' "$crafted" | grep '^- `[h1]' | tr '\n' '|')$(jq -c .task.input_elements crafted.jsonl)"
+rm co/KernelBench/level1/8_Crafted.py
 geak-import co > co.jsonl 2> co.err
 check_same "a checkout: the bad file is a bad_task record, exit 1" \
 	"1 kernelbench/level1/7_Broken:bad_task kernelbench/level1/19_ReLU:ok" \
