@@ -39,7 +39,7 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 
 import geakh  # noqa: E402
-from geakh import calibrate, guard, judge, run, sandbox, static  # noqa: E402
+from geakh import calibrate, guard, judge, pyprof, run, sandbox, static  # noqa: E402
 
 
 # Job layers (geakh/sandbox.py's letters, and L for Landlock) that the GPU
@@ -343,6 +343,7 @@ def child(req, status_w, go_r, out_w, err_w, pidns):
         if op in ("run", "calibrate") and CPU:
             from geakh import cpu
             cpu.install()
+        pyprof.start()
         if op == "run":
             run.main(d, req["nonce"], req, hooks)
         elif op == "calibrate":
@@ -356,6 +357,7 @@ def child(req, status_w, go_r, out_w, err_w, pidns):
         else:
             raise ValueError(f"unknown op {op!r}")
         code = 0
+        pyprof.dump(d, f"op {op}")
     except BaseException:  # noqa: B902 - report anything, then leave
         import traceback
         traceback.print_exc()
