@@ -154,8 +154,10 @@ struct ev {
 	const char *p;
 	json_t *scope, *local; /* names to values; local may be NULL */
 	json_t *tensors;       /* names to input objects, for NAME.shape */
-	int bad;
+	int depth;             /* nesting, bounded: the text is anyone's */
 };
+
+#define MAX_NESTING 64
 
 static json_t *ev_expr(struct ev *e);
 
@@ -363,13 +365,22 @@ ev_power(struct ev *e)
 static json_t *
 ev_unary(struct ev *e)
 {
+	json_t *v;
+
+	if (++e->depth > MAX_NESTING) {
+		e->depth--;
+		return NULL;
+	}
 	e->p = skip_ws(e->p);
 	if (*e->p == '-' || *e->p == '+') {
 		char op = *e->p++;
-		json_t *v = ev_unary(e);
-		return op == '+' ? v : binary(json_integer(0), v, '-');
+		v = ev_unary(e);
+		v = op == '+' ? v : binary(json_integer(0), v, '-');
+	} else {
+		v = ev_power(e);
 	}
-	return ev_power(e);
+	e->depth--;
+	return v;
 }
 
 static json_t *
@@ -659,8 +670,11 @@ tensor_call(const char *text, struct ev *scope)
 	if (*text == '(') {
 		/* (torch.rand(...) * scale).softmax(dim=-1) */
 		close = skip_group(text);
-		char *inner = close > text + 1 ? geak_xstrndup(text + 1, (size_t)(close - text - 2)) : NULL;
+		char *inner = close > text + 1 && scope->depth < MAX_NESTING ?
+		    geak_xstrndup(text + 1, (size_t)(close - text - 2)) : NULL;
+		scope->depth++;
 		json_t *in = inner ? tensor_call(skip_ws(inner), scope) : NULL;
+		scope->depth--;
 		free(inner);
 		if (!in)
 			return NULL;
@@ -720,10 +734,13 @@ tensor_call(const char *text, struct ev *scope)
 		/* rand_like(x), tril(x), triu(torch.rand(N, N)): the shape
 		 * and dtype of the tensor it is given */
 		const char *arg = json_string_value(json_array_get(pos, 0));
-		if ((base = json_object_get(scope->tensors, arg)))
+		if ((base = json_object_get(scope->tensors, arg))) {
 			json_incref(base);
-		else
+		} else if (scope->depth < MAX_NESTING) {
+			scope->depth++;
 			base = tensor_call(arg, scope);
+			scope->depth--;
+		}
 		if (json_is_array(json_object_get(base, "shape")))
 			shape = json_deep_copy(json_object_get(base, "shape"));
 		if (json_is_string(json_object_get(base, "dtype"))) {
