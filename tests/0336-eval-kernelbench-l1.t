@@ -1,9 +1,9 @@
 #!/bin/sh
 # Hand-written ModelNew candidates for KernelBench level-1 problems
 # (tests/kernelbench/l1_*.py: a matrix product, a reduction, an
-# elementwise op in Triton, and one in PyTorch alone) evaluated in the CPU
-# mode against the problems themselves, read from the archive in
-# ../shared.  The interpreter cannot run the problems at their published
+# elementwise op and a softmax in Triton, and one in PyTorch alone)
+# evaluated in the CPU mode against the problems themselves, read from
+# the archive in ../shared.  The interpreter cannot run the problems at their published
 # sizes (geak-import(1), CPU MODE), so each candidate's "# cpu:" line
 # gives smaller values for the problem's size constants, set in a copy of
 # the problem; its "# expect:" line says how it must end.
@@ -29,7 +29,7 @@ for f; do
 done
 geak-import --suite kernelbench src > tasks.jsonl 2> import.err
 check_same "geak-import reads the small copies" 0 $?
-check_same "each is cpu_ok by the size rule" "[true,true,true]" "$(jq -sc 'map(.task.cpu_ok)' tasks.jsonl)"
+check_same "each is cpu_ok by the size rule" "true" "$(jq -s 'length > 0 and (map(.task.cpu_ok) | all)' tasks.jsonl)"
 
 for f; do
 	problem=$(sed -n 's/^# problem: //p' "$f")
