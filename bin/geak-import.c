@@ -105,10 +105,9 @@ static const char *const license_tbg = "Apache-2.0";
 static const char *const license_rocm = "Apache-2.0 AND MIT";
 static const char *const license_kb = "MIT";
 
-/* Under Triton's interpreter a program instance costs tens of
- * microseconds and elements go at a few million a second (measured: 0.6
- * to 3.1 M/s for an elementwise kernel on one core), against the
- * evaluator's four runs of a candidate in its time limit. */
+/* Under Triton's interpreter elements go at a few million a second at
+ * best (tests/bench/kernelbench-cpu.sh), against the evaluator's four
+ * runs of a candidate in its time limit. */
 #define KB_CPU_ELEMENTS (1L << 22)
 /* Matrix products, convolutions and attention do work that grows faster
  * than their inputs: a 64-fold smaller input. */
