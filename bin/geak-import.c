@@ -465,7 +465,7 @@ select_tasks(struct task *tasks, size_t n, json_t *tbg_index, struct opts *o)
 			t->selected = o->difficulty[d];
 		}
 		if (t->selected && !o->any_level) {
-			long level, number;
+			long level = 0, number;
 			if (is_kb)
 				kb_numbers(t->kernel->name, &level, &number);
 			t->selected = is_kb && level >= 1 && level <= 3 && o->level[level];
@@ -786,8 +786,7 @@ kb_vars(json_t *prob, const struct task *t, const char *ref)
 	return vars;
 }
 
-/* The static CPU-mode rule: a level-1 problem whose inputs were all
- * read and are small enough for the interpreter. */
+/* 1 for an operator whose work grows faster than its inputs. */
 static int
 is_heavy(const char *op)
 {
@@ -804,6 +803,8 @@ is_heavy(const char *op)
 	return 0;
 }
 
+/* The CPU mode's rule: a level-1 problem whose inputs were all read and
+ * are small enough for the interpreter. */
 static int
 kb_cpu_ok(json_t *prob, long level, long limit)
 {
