@@ -116,6 +116,9 @@ for line in open(sys.argv[1]):
 for path in sys.argv[2:]:
     code = open(path).read()
     problem = re.search(r"^# problem: (\S+)", code, re.M).group(1)
+    if "kernelbench/" + problem not in tasks:
+        print(f"{path}: no task kernelbench/{problem} in tasks.jsonl; left out", file=sys.stderr)
+        continue
     r = dict(tasks["kernelbench/" + problem])
     r["code"] = code
     r["cand"] = os.path.basename(path)[:-3]
