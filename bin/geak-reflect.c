@@ -19,7 +19,6 @@ struct opts {
 	long max_trace;     /* bytes of error output shown to the model */
 	long summary_lines; /* lines of an old attempt's reflection kept */
 	const char *prompts;
-	int verbose;
 };
 
 /* The last max bytes of s, from a line start, marked when cut: the end of
@@ -303,7 +302,7 @@ main(int argc, char **argv)
 		case OPT_TRACE: o.max_trace = geak_parse_long(optarg, "--max-trace", 100, 1 << 24); break;
 		case OPT_LINES: o.summary_lines = geak_parse_long(optarg, "--summary-lines", 0, 1000000); break;
 		case OPT_PROMPTS: o.prompts = optarg; break;
-		case 'v': o.verbose = cfg.verbose = 1; break;
+		case 'v': cfg.verbose = 1; break;
 		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") ? GEAK_EXIT_FATAL : 0);
 		case OPT_VERSION: geak_print_version(); exit(0);
 		default: usage(stderr); exit(GEAK_EXIT_USAGE);
@@ -313,6 +312,7 @@ main(int argc, char **argv)
 	st.apply = apply;
 	st.ctx = &o;
 	st.keep_llm_field = 1;
-	st.verbose = o.verbose;
+	st.noun = "reflected on";
+	st.pass_why = "no new evaluation";
 	return geak_llm_stage_main(&st, &cfg, argv + optind, argc - optind);
 }

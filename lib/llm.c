@@ -343,7 +343,7 @@ geak_llm_open(const struct geak_llm_config *cfg)
 		return NULL;
 	}
 	llm->tty = isatty(STDERR_FILENO);
-	llm->progress = cfg->verbose || llm->tty;
+	llm->progress = cfg->verbose && !llm->tty;
 	if (cfg->verbose)
 		describe(llm);
 	return llm;

@@ -19,7 +19,7 @@ struct geak_llm_price {
 
 /* Shared by every thread that sends requests; mu guards what changes
  * after geak_llm_open: the totals, the budget, the journal's use and the
- * progress line. */
+ * progress lines of -v. */
 struct geak_llm {
 	pthread_mutex_t mu;
 	struct geak_llm_config cfg;
@@ -40,13 +40,12 @@ struct geak_llm {
 	json_t *journal;         /* key -> [reply, ...], with --journal */
 	json_t *journal_used;    /* key -> how many of them were taken */
 	int journal_fd;          /* --journal, or -1 */
-	int progress;            /* show progress on stderr */
+	int progress;            /* -v into a log: a line now and then */
 	int tty;                 /* stderr is a terminal */
 	struct geak_llm_totals totals;
 	long budget_tokens;      /* tokens spent that count against the budget */
 	long in_flight;          /* requests begun and not yet answered */
 	double last_progress;
-	int progress_shown;
 };
 
 /* The state of one answer being read (one attempt). */

@@ -14,7 +14,6 @@
 #include "llmint.h"
 
 #define RETRY_DELAY_CAP 60.0 /* longest single wait, even if the server asks more */
-#define PROGRESS_EVERY 0.25  /* seconds between updates of the terminal line */
 #define PROGRESS_LOG_EVERY 10.0 /* seconds between progress lines with -v */
 
 struct xfer {
@@ -226,16 +225,6 @@ account(struct geak_llm *llm, const struct geak_llm_reply *rep)
 	}
 }
 
-/* Under llm->mu. */
-static void
-progress_clear(struct geak_llm *llm)
-{
-	if (llm->progress_shown) {
-		fputs("\r\033[K", stderr);
-		llm->progress_shown = 0;
-	}
-}
-
 /* With -v, each answer; failures are the caller's to report, since it
  * knows which record they belong to. */
 static void
@@ -272,7 +261,6 @@ complete(struct run *r, struct xfer *x, struct geak_llm_reply *rep)
 		account(llm, rep);
 	if (x->counted)
 		llm->in_flight--;
-	progress_clear(llm);
 	pthread_mutex_unlock(&llm->mu);
 	if (live && llm->record_fd >= 0)
 		geak_llm_record_write(llm, llm->record_fd, x->req, rep);
@@ -346,9 +334,6 @@ retry(struct run *r, struct xfer *x, const char *kind, char *msg)
 		return;
 	}
 	if (cfg->verbose) {
-		pthread_mutex_lock(&r->llm->mu);
-		progress_clear(r->llm);
-		pthread_mutex_unlock(&r->llm->mu);
 		geak_warn("llm: request %zu: %s; retrying in %.1f s (attempt %d of %d)",
 		    x->index, msg, delay, x->attempts + 1, cfg->max_attempts);
 	}
@@ -552,33 +537,28 @@ begin(struct run *r, struct xfer *x, size_t i, struct geak_llm_request *req)
 	}
 }
 
-/* On a terminal, one line rewritten in place; with -v elsewhere (a log),
- * a line now and then while answers are streaming.  The line speaks for
- * every thread's requests. */
+/* With -v and no terminal (a log), a line now and then while answers
+ * are streaming: on a terminal the record loop's progress line says it.
+ * The line speaks for every thread's requests. */
 static void
 show_progress(struct run *r, int in_flight)
 {
 	struct geak_llm *llm = r->llm;
 	double now = geak_now();
-	int tty = llm->tty;
 
 	if (!llm->progress || in_flight == 0)
 		return;
 	pthread_mutex_lock(&llm->mu);
-	if (now - llm->last_progress < (tty ? PROGRESS_EVERY : PROGRESS_LOG_EVERY)) {
+	if (now - llm->last_progress < PROGRESS_LOG_EVERY) {
 		pthread_mutex_unlock(&llm->mu);
 		return;
 	}
-	if (llm->last_progress == 0 && !tty) {
+	if (llm->last_progress == 0) {
 		llm->last_progress = now; /* no line for short runs */
 		pthread_mutex_unlock(&llm->mu);
 		return;
 	}
-	flockfile(stderr);
-	fprintf(stderr, "%s%s: llm: %ld done, %ld in flight%s", tty ? "\r\033[K" : "", geak_prog,
-	    llm->totals.calls, llm->in_flight, tty ? "" : "\n");
-	funlockfile(stderr);
-	llm->progress_shown = tty;
+	geak_warn("llm: %ld done, %ld in flight", llm->totals.calls, llm->in_flight);
 	llm->last_progress = now;
 	pthread_mutex_unlock(&llm->mu);
 }
@@ -676,9 +656,6 @@ geak_llm_session_run(struct geak_llm_session *s, struct geak_llm_request *reqs, 
 		if (r.completed < n && wait_ms > 0)
 			curl_multi_poll(r.multi, NULL, 0, wait_ms, NULL);
 	}
-	pthread_mutex_lock(&llm->mu);
-	progress_clear(llm);
-	pthread_mutex_unlock(&llm->mu);
 	free(r.slots);
 	return 0;
 }
