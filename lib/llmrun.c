@@ -212,7 +212,8 @@ fill_reply(struct xfer *x, struct geak_llm_reply *rep)
 	rep->key = x->key;
 }
 
-/* Under llm->mu. */
+/* Under llm->mu.  An answer from the journal was paid for by the run
+ * that received it, which put it in the ledger then. */
 static void
 account(struct geak_llm *llm, const struct geak_llm_reply *rep)
 {
@@ -220,8 +221,11 @@ account(struct geak_llm *llm, const struct geak_llm_reply *rep)
 	llm->totals.input_tokens += rep->usage.input_tokens;
 	llm->totals.output_tokens += rep->usage.output_tokens;
 	if (!rep->replayed) {
-		llm->totals.cost += geak_llm_cost(&llm->price, &rep->usage);
+		double cost = geak_llm_cost(&llm->price, &rep->usage);
+		llm->totals.cost += cost;
 		llm->budget_tokens += rep->usage.input_tokens + rep->usage.output_tokens;
+		if (llm->ledger_fd >= 0 && !rep->journaled)
+			geak_llm_ledger_add(llm, &rep->usage, cost);
 	}
 }
 
@@ -473,20 +477,32 @@ from_file(struct run *r, struct xfer *x, json_t *rec, int journaled)
 	complete(r, x, &rep);
 }
 
-/* Under llm->mu. */
+/* Under llm->mu.  With --ledger the limits count what every process
+ * that shares it spent; without, this process's own. */
 static int
-over_budget(const struct geak_llm *llm, char **why)
+over_budget(struct geak_llm *llm, char **why)
 {
 	const struct geak_llm_config *cfg = &llm->cfg;
+	struct geak_llm_totals led;
+	long tokens = llm->budget_tokens;
+	double cost = llm->totals.cost;
+	const char *whose = "";
 
-	if (cfg->max_tokens_total >= 0 && llm->budget_tokens >= cfg->max_tokens_total) {
-		*why = geak_xasprintf("not sent: %ld tokens used, --max-tokens-total is %ld",
-		    llm->budget_tokens, cfg->max_tokens_total);
+	if (cfg->max_tokens_total < 0 && cfg->max_cost < 0)
+		return 0;
+	if (llm->ledger_fd >= 0 && geak_llm_ledger_read(llm, &led) == 0) {
+		tokens = led.input_tokens + led.output_tokens;
+		cost = led.cost;
+		whose = " by the run (--ledger)";
+	}
+	if (cfg->max_tokens_total >= 0 && tokens >= cfg->max_tokens_total) {
+		*why = geak_xasprintf("not sent: %ld tokens used%s, --max-tokens-total is %ld",
+		    tokens, whose, cfg->max_tokens_total);
 		return 1;
 	}
-	if (cfg->max_cost >= 0 && llm->totals.cost >= cfg->max_cost) {
-		*why = geak_xasprintf("not sent: cost %.4f reached --max-cost %g",
-		    llm->totals.cost, cfg->max_cost);
+	if (cfg->max_cost >= 0 && cost >= cfg->max_cost) {
+		*why = geak_xasprintf("not sent: $%.4f spent%s reached --max-cost %g", cost,
+		    whose, cfg->max_cost);
 		return 1;
 	}
 	return 0;
