@@ -99,8 +99,23 @@ usage(FILE *fp)
 	    "usage: %s [--suite tbg|rocm|all] [--difficulty LIST] [--ids LIST|FILE]\n"
 	    "       [--original-hip SOURCE] [--cpu-ok FILE] [--as-candidate] [--list]\n"
 	    "       SOURCE...\n"
-	    "SOURCE: a GEAK-eval or TritonBench checkout (directory), its archive\n"
-	    "(tar, tar.gz, zip, ...; '-' for stdin) or a loose instruction JSON file.\n",
+	    "Turn TritonBench-revised (tbg, 184 kernels) and the ROCm benchmark (rocm, 31)\n"
+	    "into task records.\n"
+	    "      --suite SUITE         tbg, rocm or all (default)\n"
+	    "      --difficulty LIST     only tbg tasks of these difficulties (1,2,4-5)\n"
+	    "      --ids LIST|FILE       only these tasks: ids, names or file names, comma-\n"
+	    "                            separated, or one a line in FILE\n"
+	    "      --original-hip SOURCE thunlp/TritonBench: its CUDA originals for the\n"
+	    "                            references that call AMD's libdevice\n"
+	    "      --cpu-ok FILE         the tasks measured to run on Triton's CPU interpreter\n"
+	    "                            (default share/bench/cpu-ok.txt): task.cpu_ok\n"
+	    "      --as-candidate        also the reference as the candidate (code, code_sha)\n"
+	    "      --list                print the task ids instead of records\n"
+	    "  -h, --help                this help\n"
+	    "      --version             print the version\n"
+	    "SOURCE: a checkout of AMD-AGI/GEAK-eval or thunlp/TritonBench (a folder), an\n"
+	    "archive of one (tar, tar.gz, zip, ...; '-' for stdin, read in place), or a\n"
+	    "loose instruction JSON file (GEAK-eval keeps those on its branch geak-rocm).\n",
 	    geak_prog);
 }
 
@@ -670,7 +685,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		case O_CPU: o->cpu_ok_path = optarg; break;
 		case O_CAND: o->as_candidate = 1; break;
 		case O_LIST: o->list = 1; break;
-		case 'h': usage(stdout); exit(GEAK_EXIT_OK);
+		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") ? GEAK_EXIT_FATAL : GEAK_EXIT_OK);
 		case O_VERSION: geak_print_version(); exit(GEAK_EXIT_OK);
 		default: usage(stderr); exit(GEAK_EXIT_USAGE);
 		}

@@ -180,7 +180,7 @@ geak_llm_check(struct geak_llm *llm)
 	int saved_attempts = llm->cfg.max_attempts;
 	long saved_tokens_total = llm->cfg.max_tokens_total;
 	double saved_cost = llm->cfg.max_cost;
-	int saved_ledger = llm->ledger_fd;
+	const char *saved_ledger = llm->cfg.ledger_path;
 	json_t *saved_journal = llm->journal;
 
 	printf("provider: %s (%s)\nmodel: %s\n", geak_llm_provider_name(llm), llm->provider_why,
@@ -201,7 +201,8 @@ geak_llm_check(struct geak_llm *llm)
 		llm->max_tokens = llm->provider != GEAK_LLM_ANTHROPIC ? -1 :
 		    llm->reasoning_effort ? 2048 : 16;
 	/* Nor counted against a budget, nor refused by a spent one. */
-	llm->record_fd = llm->journal_fd = llm->ledger_fd = -1;
+	llm->record_fd = llm->journal_fd = -1;
+	llm->cfg.ledger_path = NULL;
 	llm->journal = NULL;
 	llm->cfg.max_tokens_total = -1;
 	llm->cfg.max_cost = -1;
@@ -215,7 +216,7 @@ geak_llm_check(struct geak_llm *llm)
 	llm->cfg.max_attempts = saved_attempts;
 	llm->cfg.max_tokens_total = saved_tokens_total;
 	llm->cfg.max_cost = saved_cost;
-	llm->ledger_fd = saved_ledger;
+	llm->cfg.ledger_path = saved_ledger;
 	json_decref(req.messages);
 	if (fflush(stdout))
 		return 1;

@@ -6,7 +6,8 @@
  * "cost"}, rewritten under an exclusive flock(2) by each answer that
  * came from the provider, and read under a shared one before each
  * request is sent.  Answers from --replay or --journal were paid for when
- * they were first received, and add nothing. */
+ * they were first received, and add nothing.  The file is made by the
+ * first answer: a run that asked nothing leaves none. */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -57,36 +58,45 @@ store(int fd, const struct geak_llm_totals *t)
 	return 0;
 }
 
-int
-geak_llm_ledger_open(struct geak_llm *llm, const char *path)
+/* The file, opened once it exists (or, with create, made). */
+static int
+ledger_fd(struct geak_llm *llm, int create)
 {
-	struct geak_llm_totals t;
-	int r;
-
-	llm->ledger_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (llm->ledger_fd < 0) {
-		geak_warn("--ledger %s:", path);
-		return -1;
-	}
-	r = geak_llm_ledger_read(llm, &t);
-	if (r < 0) {
-		geak_warn("--ledger %s: not a ledger (want one line of JSON with calls, "
-		    "input_tokens, output_tokens and cost)", path);
-		return -1;
-	}
-	return 0;
+	if (llm->ledger_fd < 0)
+		llm->ledger_fd = open(llm->cfg.ledger_path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0),
+		    0644);
+	return llm->ledger_fd;
 }
 
 int
 geak_llm_ledger_read(struct geak_llm *llm, struct geak_llm_totals *t)
 {
-	int r;
+	int fd = ledger_fd(llm, 0), r;
 
-	if (flock(llm->ledger_fd, LOCK_SH) < 0)
+	memset(t, 0, sizeof *t);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (flock(fd, LOCK_SH) < 0)
 		return -1;
-	r = load(llm->ledger_fd, t);
-	flock(llm->ledger_fd, LOCK_UN);
+	r = load(fd, t);
+	flock(fd, LOCK_UN);
 	return r;
+}
+
+int
+geak_llm_ledger_open(struct geak_llm *llm, const char *path)
+{
+	struct geak_llm_totals t;
+
+	errno = 0;
+	if (geak_llm_ledger_read(llm, &t) == 0)
+		return 0;
+	if (errno)
+		geak_warn("--ledger %s:", path);
+	else
+		geak_warn("--ledger %s: not a ledger (want one line of JSON with calls, "
+		    "input_tokens, output_tokens and cost)", path);
+	return -1;
 }
 
 int
@@ -95,20 +105,22 @@ geak_llm_ledger_add(struct geak_llm *llm, const struct geak_llm_usage *u, double
 	struct geak_llm_totals t;
 	int r;
 
+	int fd = ledger_fd(llm, 1);
+
 	errno = 0;
-	if (flock(llm->ledger_fd, LOCK_EX) < 0) {
-		geak_warn("--ledger %s: cannot lock it:", llm->cfg.ledger_path);
+	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+		geak_warn("--ledger %s: cannot add a call:", llm->cfg.ledger_path);
 		return -1;
 	}
-	r = load(llm->ledger_fd, &t);
+	r = load(fd, &t);
 	if (r == 0) {
 		t.calls++;
 		t.input_tokens += u->input_tokens;
 		t.output_tokens += u->output_tokens;
 		t.cost += cost;
-		r = store(llm->ledger_fd, &t);
+		r = store(fd, &t);
 	}
-	flock(llm->ledger_fd, LOCK_UN);
+	flock(fd, LOCK_UN);
 	if (r < 0)
 		geak_warn("--ledger %s: cannot add a call: %s", llm->cfg.ledger_path,
 		    errno ? strerror(errno) : "not a ledger");

@@ -224,7 +224,7 @@ account(struct geak_llm *llm, const struct geak_llm_reply *rep)
 		double cost = geak_llm_cost(&llm->price, &rep->usage);
 		llm->totals.cost += cost;
 		llm->budget_tokens += rep->usage.input_tokens + rep->usage.output_tokens;
-		if (llm->ledger_fd >= 0 && !rep->journaled)
+		if (llm->cfg.ledger_path && !rep->journaled)
 			geak_llm_ledger_add(llm, &rep->usage, cost);
 	}
 }
@@ -490,7 +490,7 @@ over_budget(struct geak_llm *llm, char **why)
 
 	if (cfg->max_tokens_total < 0 && cfg->max_cost < 0)
 		return 0;
-	if (llm->ledger_fd >= 0 && geak_llm_ledger_read(llm, &led) == 0) {
+	if (cfg->ledger_path && geak_llm_ledger_read(llm, &led) == 0) {
 		tokens = led.input_tokens + led.output_tokens;
 		cost = led.cost;
 		whose = " by the run (--ledger)";

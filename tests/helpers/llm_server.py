@@ -158,13 +158,12 @@ class Handler(BaseHTTPRequestHandler):
     # --- requests -------------------------------------------------------
     def do_GET(self):
         """The model list, as OpenAI's GET /v1/models and Anthropic's
-        GET /v1/models give it: --models, else test-model; --no-list: 404."""
+        GET /v1/models give it: --models, else test-model; --no-list: 404.
+        Not logged: the log is of chat requests."""
         st = self.server.state
-        self.count = st.next_count()
+        self.count = 0
         path = self.path.split("?")[0]
         family = "anthropic" if self.headers.get("anthropic-version") else "openai"
-        st.log({"n": self.count, "path": self.path, "method": "GET", "family": family,
-                "auth_ok": self.check_auth(family)})
         if path not in ("/v1/models", "/models") or st.args.no_list:
             self.error(404, "not_found_error", "no such path: %s" % path)
             return
