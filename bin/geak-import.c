@@ -97,7 +97,7 @@ usage(FILE *fp)
 {
 	fprintf(fp,
 	    "usage: %s [--suite tbg|rocm|all] [--difficulty LIST] [--ids LIST|FILE]\n"
-	    "       [--original-hip SOURCE] [--cpu-ok FILE] [--as-candidate] [--list]\n"
+	    "       [--original-hip SOURCE] [--cpu-ok FILE] [--as-candidate] [-l]\n"
 	    "       SOURCE...\n"
 	    "Turn TritonBench-revised (tbg, 184 kernels) and the ROCm benchmark (rocm, 31)\n"
 	    "into task records.\n"
@@ -110,7 +110,7 @@ usage(FILE *fp)
 	    "      --cpu-ok FILE         the tasks measured to run on Triton's CPU interpreter\n"
 	    "                            (default share/bench/cpu-ok.txt): task.cpu_ok\n"
 	    "      --as-candidate        also the reference as the candidate (code, code_sha)\n"
-	    "      --list                print the task ids instead of records\n"
+	    "  -l, --list                print the task ids instead of records\n"
 	    "  -h, --help                this help\n"
 	    "      --version             print the version\n"
 	    "SOURCE: a checkout of AMD-AGI/GEAK-eval or thunlp/TritonBench (a folder), an\n"
@@ -653,7 +653,7 @@ build(const struct task *t, const struct ctx *c)
 static void
 parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_SUITE = 256, O_DIFF, O_IDS, O_ORIG, O_CPU, O_CAND, O_LIST, O_VERSION };
+	enum { O_SUITE = 256, O_DIFF, O_IDS, O_ORIG, O_CPU, O_CAND, O_VERSION };
 	static const struct option longopts[] = {
 		{"suite", required_argument, NULL, O_SUITE},
 		{"difficulty", required_argument, NULL, O_DIFF},
@@ -661,7 +661,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		{"original-hip", required_argument, NULL, O_ORIG},
 		{"cpu-ok", required_argument, NULL, O_CPU},
 		{"as-candidate", no_argument, NULL, O_CAND},
-		{"list", no_argument, NULL, O_LIST},
+		{"list", no_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, O_VERSION},
 		{NULL, 0, NULL, 0},
@@ -669,7 +669,7 @@ parse_args(int argc, char **argv, struct opts *o)
 	int ch;
 
 	o->suite_tbg = o->suite_rocm = o->any_difficulty = 1;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "hl", longopts, NULL)) != -1) {
 		switch (ch) {
 		case O_SUITE:
 			o->suite_tbg = !strcmp(optarg, "tbg") || !strcmp(optarg, "all");
@@ -684,7 +684,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		case O_ORIG: o->original_hip = optarg; break;
 		case O_CPU: o->cpu_ok_path = optarg; break;
 		case O_CAND: o->as_candidate = 1; break;
-		case O_LIST: o->list = 1; break;
+		case 'l': o->list = 1; break;
 		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") ? GEAK_EXIT_FATAL : GEAK_EXIT_OK);
 		case O_VERSION: geak_print_version(); exit(GEAK_EXIT_OK);
 		default: usage(stderr); exit(GEAK_EXIT_USAGE);
