@@ -409,9 +409,11 @@ select_tasks(struct task *tasks, size_t n, json_t *tbg_index, struct opts *o)
 					hit = o->id_used[j] = 1;
 			t->selected = hit;
 		}
+		/* A tbg task of unknown difficulty is kept: it comes out with its
+		 * error (it has none to be chosen by), not dropped unseen. */
 		if (t->selected && !o->any_difficulty) {
 			int d = is_tbg ? difficulty_of(by_file(tbg_index, t)) : 0;
-			t->selected = o->difficulty[d];
+			t->selected = o->difficulty[d] || (is_tbg && d == 0);
 		}
 	}
 }

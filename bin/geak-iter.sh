@@ -29,7 +29,10 @@
 #
 # Tool flags come from GEAK_LLM_FLAGS (geak-gen, geak-reflect, geak-opt),
 # GEAK_RETRIEVE_FLAGS, GEAK_GEN_FLAGS, GEAK_EVAL_FLAGS, GEAK_REFLECT_FLAGS,
-# GEAK_OPT_FLAGS; each is split at white space.
+# GEAK_OPT_FLAGS; each is split at white space.  GEAK_SAMPLES is geak-gen's
+# -n for the first attempts only: a later step debugs or optimises each
+# lineage one candidate at a time, where geak-gen -n would multiply the
+# lineages by n at every iteration.
 set -u
 prog=geak-iter.sh
 
@@ -177,7 +180,8 @@ first)
 	fi
 	spawn geak-retrieve "$tmpd/runs" "$tmpd/retrieved" geak-retrieve ${GEAK_RETRIEVE_FLAGS:-}
 	spawn geak-gen "$tmpd/retrieved" "$out.tmp" \
-		geak-gen ${GEAK_LLM_FLAGS:-} --journal "$out.journal" ${GEAK_GEN_FLAGS:-}
+		geak-gen ${GEAK_SAMPLES:+-n "$GEAK_SAMPLES"} ${GEAK_LLM_FLAGS:-} --journal "$out.journal" \
+		${GEAK_GEN_FLAGS:-}
 	join
 	finish "$out" $?
 	;;

@@ -107,9 +107,11 @@ export GEAK_LOCKED
 # ledger is the run's (parallel.sh gives its runs one to share).
 ledger=${GEAK_RUN_LEDGER:-$GEAK_LOCKED/ledger.json}
 GEAK_LLM_FLAGS="${GEAK_LLM_FLAGS:-} --ledger $ledger${max_cost:+ --max-cost $max_cost}${max_tokens:+ --max-tokens-total $max_tokens}"
-[ -n "$samples" ] && GEAK_GEN_FLAGS="-n $samples ${GEAK_GEN_FLAGS:-}"
+# Samples are drawn for the first attempts only: each then goes on as a
+# lineage of its own, debugged and optimised one candidate at a time.
+[ -n "$samples" ] && GEAK_SAMPLES=$samples && export GEAK_SAMPLES
 [ -n "$gpus" ] && GEAK_EVAL_FLAGS="--gpus $gpus ${GEAK_EVAL_FLAGS:-}"
-export GEAK_LLM_FLAGS GEAK_GEN_FLAGS GEAK_EVAL_FLAGS
+export GEAK_LLM_FLAGS GEAK_EVAL_FLAGS
 
 # ---- the status line ----
 # The stages write theirs into $sdir (GEAK_STATUS_DIR), this script its
