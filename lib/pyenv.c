@@ -51,6 +51,18 @@ installed_python(void)
 	return NULL;
 }
 
+/* The harness runs in a folder of its own: a path relative to here is
+ * made absolute (a bare name is searched in PATH, as it is). */
+static char *
+from_here(const char *path)
+{
+	char cwd[4096];
+
+	if (path[0] == '/' || !strchr(path, '/') || !getcwd(cwd, sizeof cwd))
+		return geak_xstrdup(path);
+	return geak_xasprintf("%s/%s", cwd, path);
+}
+
 void
 geak_pyenv_find(struct geak_pyenv *py, const char *given)
 {
@@ -58,11 +70,11 @@ geak_pyenv_find(struct geak_pyenv *py, const char *given)
 	char *p, *venv;
 
 	if (given && *given) {
-		py->python = geak_xstrdup(given), py->from = "--python";
+		py->python = from_here(given), py->from = "--python";
 		return;
 	}
 	if (env && *env) {
-		py->python = geak_xstrdup(env), py->from = "$GEAK_PYTHON";
+		py->python = from_here(env), py->from = "$GEAK_PYTHON";
 		return;
 	}
 	/* The venv's folder without detours, its python as named: a venv
