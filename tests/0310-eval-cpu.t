@@ -136,8 +136,8 @@ check_same "a fully cached run needs no worker" "true true" \
 		jq -r '.eval | "\(.cached) \(.exec)"')"
 
 GEAK_PYTHON=$scratch/py geak-eval --cpu --no-cache ref.jsonl > dead.out 2> dead.err
-check_same "a worker that cannot start: exit 1 and an error record" "1 harness" \
-	"$? $(jq -r .error.kind dead.out)"
+check_same "a worker that cannot start: exit 3, no record, said once" "3 0 1" \
+	"$? $(grep -c . dead.out) $(grep -c 'the harness could not start' dead.err)"
 
 printf '%s\n' "$ref" | jq -c '.task.suite = "other"' > bad.jsonl
 geak-eval --cpu --cache cache bad.jsonl > bad.out 2> bad.err
