@@ -43,7 +43,8 @@ usage() {
 usage: $prog [-v] [-i ITERS] [-n SAMPLES] [-o DIR] [-g GPUS] [-k LIST]
        [--max-cost USD] [--max-tokens-total N] [--run N] TASKS.jsonl
   -i, --iters N          iterations (default 3)
-  -n, --samples N        candidates per task in each round (geak-gen -n; default 1)
+  -n, --samples N        first candidates per task, each a lineage of its own
+                         (geak-gen -n; default 1)
   -o, --out DIR          output folder (default out)
   -g, --gpus LIST        the GPUs the evaluator may use (geak-eval --gpus)
   -k, --pass-at LIST     pass@k values for the summary (default 1)

@@ -28,7 +28,8 @@ usage() {
 usage: $prog [-i ITERS] [-n SAMPLES] [-R RUNS] [-j JOBS] [-o DIR] [-g GPUS] [-k LIST]
        [--max-cost USD] [--max-tokens-total N] TASKS.jsonl
   -i, --iters N          iterations per run (default 3)
-  -n, --samples N        candidates per task in each round (geak-gen -n; default 1)
+  -n, --samples N        first candidates per task, each a lineage of its own
+                         (geak-gen -n; default 1)
   -R, --runs N           independent runs (default 4)
   -j, --jobs N           runs at a time (default 2)
   -o, --out DIR          output folder (default out); run R goes to DIR/run-R

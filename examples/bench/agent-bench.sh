@@ -30,7 +30,7 @@ usage: $prog [--suite tbg|rocm|all] [--difficulty LIST] [--ids IDS|FILE]
       --original-hip SOURCE thunlp/TritonBench archive: CUDA originals of the
                             kernels that use AMD's libdevice
   -i, --iters N             iterations per run (default 10)
-  -n, --samples N           candidates per task and round (default 8)
+  -n, --samples N           first candidates per task, each a lineage (default 8)
   -R, --runs N              independent runs, for pass@k (default 5)
   -j, --jobs N              runs at a time (default 1; one per GPU with -g)
   -g, --gpus LIST           GPUs to spread the runs over
