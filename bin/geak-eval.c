@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 
 #include "evalcache.h"
@@ -26,6 +27,8 @@
 #include "record.h"
 #include "recpool.h"
 #include "runner.h"
+#include "sandbox.h"
+#include "secrets.h"
 
 /* ---- the task ---- */
 
@@ -40,6 +43,7 @@ static const struct geak_field task_fields[] = {
 	{ "task.entry", GEAK_T_STRING, 0 },
 	{ "task.tolerance", GEAK_T_OBJECT, 0 },
 	{ "task.test_autotune", GEAK_T_STRING, 0 },
+	{ "task.timeout", GEAK_T_NUMBER, 0 },
 	{ "task.tolerance.rtol", GEAK_T_NUMBER, 0 },
 	{ "task.tolerance.atol", GEAK_T_NUMBER, 0 },
 	{ NULL, 0, 0 },
@@ -65,8 +69,10 @@ task_spec(json_t *rec, const char *gpu, json_t *hello, char *msg, size_t msglen)
 		return NULL;
 	suite = geak_get_str(rec, "task.suite");
 	name = geak_get_str(rec, "task.name");
-	if (strcmp(suite, "tbg") && strcmp(suite, "rocm") && strcmp(suite, "plain")) {
-		snprintf(msg, msglen, "field 'task.suite': '%s' is not tbg, rocm or plain", suite);
+	if (strcmp(suite, "tbg") && strcmp(suite, "rocm") && strcmp(suite, "plain") &&
+	    strcmp(suite, "kernelbench")) {
+		snprintf(msg, msglen, "field 'task.suite': '%s' is not tbg, rocm, kernelbench or plain",
+		    suite);
 		return NULL;
 	}
 	if (geak_absent(rec, "task.reference")) {
@@ -135,8 +141,12 @@ eval_key(json_t *spec, const char *sha, char key[65])
 static int
 fail_record(json_t *rec, const char *where, const char *kind, const char *msg)
 {
-	geak_warn("%s: %s", where, msg);
-	geak_set_error(rec, "eval", kind, "%s", msg);
+	char *clean = geak_xstrdup(msg); /* it may quote a job's output */
+
+	geak_redact(&clean);
+	geak_warn("%s: %s", where, clean);
+	geak_set_error(rec, "eval", kind, "%s", clean);
+	free(clean);
 	return GEAK_FAILED;
 }
 
@@ -230,6 +240,7 @@ process(void *arg, json_t *rec, const char *where)
 		return GEAK_PASS; /* evaluated already */
 	s->where = where;
 	s->id = json_is_string(json_object_get(rec, "id")) ? json_string_value(json_object_get(rec, "id")) : "";
+	s->task_timeout_s = json_number_value(geak_get(rec, "task.timeout"));
 	if (!(hello = geak_slot_hello(s)) && up_or_abort(s) < 0)
 		return GEAK_ABORT;
 	hello = geak_slot_hello(s);
@@ -268,6 +279,12 @@ process(void *arg, json_t *rec, const char *where)
 		return fail_record(rec, where, "harness", msg);
 	}
 	ev.seconds = geak_now() - t0;
+	ev.sandbox_more = geak_worker_sandbox(&s->w[GEAK_W_RUN]);
+	geak_eval_sandbox_notes(&ev);
+	/* A candidate whose output held a credential of ours tried to steal
+	 * it: what it said is redacted, and it is flagged. */
+	if (geak_eval_redact(&ev))
+		geak_eval_flag(&ev, GEAK_FLAG_SECRETS_IN_ENV);
 	json_t *evj = geak_eval_json(&ev);
 	if (!geak_eopt.no_cache && cacheable(&ev) &&
 	    geak_cache_put(geak_eopt.cache_dir, "eval", key, evj) < 0)
@@ -558,7 +575,8 @@ usage(FILE *fp)
 	    "usage: %s [-j N] [-g LIST|auto | --cpu] [--cache DIR | --no-cache] [--timeout S]\n"
 	    "       [--compile-timeout S] [--seeds N] [--reps N] [--speedup-limit X] [--no-perf]\n"
 	    "       [--static strict|warn|off] [--python PATH] [--harness DIR] [--tmpdir DIR]\n"
-	    "       [--file-limit MIB] [--keep] [-u] [-v] [file ...]\n"
+	    "       [--file-limit MIB] [--memory-limit MIB] [--proc-limit N] [--keep] [-u] [-v]\n"
+	    "       [file ...]\n"
 	    "       %s --check [-g LIST | --cpu] [--python PATH]\n"
 	    "       %s --list-gpus\n"
 	    "Evaluate candidate records: call, correctness against the reference, speedup.\n"
@@ -580,6 +598,10 @@ usage(FILE *fp)
 	    "      --harness DIR       the harness to use instead of the installed one\n"
 	    "      --tmpdir DIR        where the run's folder goes (default $TMPDIR or /tmp)\n"
 	    "      --file-limit MIB    the largest file a job may write (default 32768)\n"
+	    "      --memory-limit MIB  the memory a job may use, 0: no limit (default three\n"
+	    "                          quarters of the host's over -j, at least 2048)\n"
+	    "      --proc-limit N      processes and threads a job may have, 0: no limit\n"
+	    "                          (default 256)\n"
 	    "      --keep              keep the run's folder (jobs, outputs, logs)\n"
 	    "  -u, --unordered         write each record when it is done, not in input order\n"
 	    "  -v, --verbose           trace every job on stderr\n"
@@ -593,7 +615,7 @@ usage(FILE *fp)
 
 enum { O_CACHE = 256, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_LIMIT,
 	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU, O_NOPERF, O_STATIC, O_FILES,
-	O_CHECK };
+	O_CHECK, O_MEMORY, O_PROCS };
 
 static void
 parse_args(int argc, char **argv, const char **harness_dir)
@@ -613,6 +635,8 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		{ "tmpdir", required_argument, NULL, O_TMP }, { "keep", no_argument, NULL, O_KEEP },
 		{ "check", no_argument, NULL, O_CHECK },
 		{ "file-limit", required_argument, NULL, O_FILES },
+		{ "memory-limit", required_argument, NULL, O_MEMORY },
+		{ "proc-limit", required_argument, NULL, O_PROCS },
 		{ "list-gpus", no_argument, NULL, O_LIST }, { "cpu", no_argument, NULL, O_CPU }, { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION }, { NULL, 0, NULL, 0 },
 	};
@@ -642,6 +666,8 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		case O_HARNESS: *harness_dir = optarg; break;
 		case O_TMP: geak_eopt.tmp_parent = optarg; break;
 		case O_FILES: geak_eopt.file_limit_mib = geak_parse_long(optarg, "--file-limit", 1, 1L << 24); break;
+		case O_MEMORY: geak_eopt.memory_mib = geak_parse_long(optarg, "--memory-limit", 0, 1L << 30); break;
+		case O_PROCS: geak_eopt.proc_limit = geak_parse_long(optarg, "--proc-limit", 0, 1L << 22); break;
 		case O_KEEP: geak_eopt.keep = 1; break;
 		case O_CHECK: check_mode = 1; break;
 		case O_LIST: exit(list_gpus());
@@ -655,6 +681,18 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		parse_gpus(gpus_arg);
 		geak_eopt.gpus_given = 1;
 	}
+}
+
+/* A job's memory by default: an even share of three quarters of the
+ * host's, at least 2 GiB: enough for any honest job, not enough for one
+ * to take the host. */
+static long
+default_memory_mib(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+	long long mib = pages > 0 && page > 0 ? (long long)pages * page / 4 * 3 / geak_eopt.jobs >> 20 : 0;
+
+	return mib > 2048 ? (long)mib : 2048;
 }
 
 static char *
@@ -696,6 +734,8 @@ setup(const char *harness_dir)
 	}
 	if (!geak_eopt.jobs)
 		geak_eopt.jobs = geak_eopt.ngpus ? (long)geak_eopt.ngpus : 1;
+	if (geak_eopt.memory_mib < 0)
+		geak_eopt.memory_mib = default_memory_mib();
 	if (!(geak_eopt.scratch = geak_mkworkdir(geak_eopt.tmp_parent, "geak-eval-")))
 		geak_die(GEAK_EXIT_FATAL, "cannot make a work directory:");
 	char *abs = absolute(geak_eopt.scratch);
@@ -728,13 +768,21 @@ main(int argc, char **argv)
 	void **slotp;
 	int status;
 
+	/* Before anything can read them: the credentials we were started with
+	 * leave the environment (and what /proc/PID/environ shows), and our
+	 * memory is closed to processes of our uid. */
+	geak_secrets_take();
+	prctl(PR_SET_DUMPABLE, 0);
 	geak_setprog(argv[0]);
 	geak_eopt = (struct geak_evalopts){
 		.timeout_s = 120, .compile_s = 300, .seeds = 3, .reps = 20, .file_limit_mib = 32768,
-		.speedup_limit = 10, .static_mode = "strict", .started = geak_now(),
+		.memory_mib = -1, .proc_limit = 256, .speedup_limit = 10, .static_mode = "strict",
+		.started = geak_now(),
 	};
 	parse_args(argc, argv, &harness_dir);
 	setup(harness_dir);
+	geak_cgroup_init();
+	geak_cleanup_on_signals(geak_eopt.keep ? NULL : geak_eopt.scratch);
 	const char *mps = getenv("CUDA_MPS_PIPE_DIRECTORY");
 	const char *write_dirs[] = { geak_eopt.scratch, geak_eopt.cache_dir, "/dev",
 		mps && *mps ? mps : NULL, NULL };
@@ -772,6 +820,7 @@ main(int argc, char **argv)
 	for (long i = 0; i < geak_eopt.jobs; i++)
 		geak_slot_fini(&slots[i]);
 	geak_profiles_free();
+	geak_cgroup_fini();
 	if (!geak_eopt.keep)
 		geak_rmtree(geak_eopt.scratch);
 	free(slots), free(slotp), free(queues);

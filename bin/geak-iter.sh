@@ -2,9 +2,10 @@
 # geak-iter.sh: one step of the agent loop, written atomically.
 #
 #   geak-iter.sh first TASKS OUT [RUN]  geak-retrieve | geak-gen   (iteration 0)
-#   geak-iter.sh eval  IN OUT [ITER]    geak-eval, then with ITER a progress
-#                                       line when stderr is a terminal or
-#                                       GEAK_VERBOSE is set
+#   geak-iter.sh eval  IN OUT [ITER]    geak-eval, without the credentials
+#                                       in the environment, then with ITER a
+#                                       progress line when stderr is a
+#                                       terminal or GEAK_VERBOSE is set
 #   geak-iter.sh next  IN OUT ITER      geak-reflect | geak-opt | geak-retrieve
 #                                       | geak-gen (the example retrieved
 #                                       again, by the code to be debugged)
@@ -68,6 +69,25 @@ lock() {
 	fi
 	: > "$dir/.geak.lock"
 	echo $$ >&9
+}
+
+# The evaluation stage runs the candidates' code: it gets no variable whose
+# name looks like a credential (the names geak-eval itself drops).
+credential_names() {
+	awk 'BEGIN {
+		for (k in ENVIRON)
+			if (k ~ /^[A-Za-z_][A-Za-z0-9_]*$/ &&
+			    toupper(k) ~ /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|PRIVATE/)
+				print k
+	}'
+}
+
+# without_credentials COMMAND...: COMMAND in place of the shell that runs
+# this (a stage's background shell: its pid stays the stage's).
+without_credentials() {
+	# shellcheck disable=SC2046  # the names are identifiers, one a line
+	unset $(credential_names)
+	exec "$@"
 }
 
 # The stages run in the background, each its own process, joined by
@@ -188,7 +208,7 @@ first)
 eval)
 	[ $# -eq 2 ] || [ $# -eq 3 ] || usage 2
 	lock "$(dirname "$2")"
-	spawn geak-eval "$1" "$2.tmp" geak-eval ${GEAK_EVAL_FLAGS:-}
+	spawn geak-eval "$1" "$2.tmp" without_credentials geak-eval ${GEAK_EVAL_FLAGS:-}
 	join
 	finish "$2" $?
 	if [ $# -eq 3 ] && { [ -t 2 ] || [ -n "${GEAK_VERBOSE:-}" ]; }; then

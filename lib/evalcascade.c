@@ -281,12 +281,18 @@ plan_timing(json_t *plan, struct geak_profile *p)
 static void
 mode_notes(struct geak_eval *ev, json_t *prof)
 {
+	json_t *c;
+	size_t i;
+
 	if (json_is_false(json_object_get(prof, "poison")))
 		geak_eval_note(ev, GEAK_NOTE_NO_POISON);
 	if (json_is_true(json_object_get(prof, "one_call")))
 		geak_eval_note(ev, GEAK_NOTE_ONE_CALL);
 	if (json_is_string(json_object_get(prof, "perf_error")))
 		geak_eval_note(ev, GEAK_NOTE_REFERENCE_PERF_FAILED);
+	json_array_foreach(json_object_get(prof, "cases"), i, c)
+		if (!json_is_true(json_object_get(c, "ok")))
+			geak_eval_note(ev, GEAK_NOTE_REFERENCE_PERF_FAILED);
 }
 
 int
@@ -357,13 +363,15 @@ geak_evaluate(struct geak_slot *s, json_t *rec, json_t *spec, struct geak_eval *
 		goto out;
 	}
 	r = 0;
-	if (s->pending && ev->exec && !geak_eval_has_note(ev, GEAK_NOTE_REFERENCE_PERF_FAILED))
+	if (s->pending && ev->exec)
 		r = timing(s, p, dir, nonce, ev, err, errlen);
 	else if (ev->exec && s->gpu && geak_eopt.no_perf)
 		geak_eval_note(ev, GEAK_NOTE_PERF_SKIPPED);
 out:
-	if (s->pending)
-		json_decref(geak_job_go(s, 0, err, errlen));
+	if (s->pending) {
+		char stop_err[256]; /* err may hold why we stop */
+		json_decref(geak_job_go(s, 0, stop_err, sizeof stop_err));
+	}
 	json_decref(resp);
 	ev->phases[GEAK_PHASE_LOCK_WAIT] = s->lock_wait;
 	if (s->oom_retries)

@@ -1,6 +1,7 @@
 /* evaljob.c: slots, their workers, and the jobs they run. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include "harness.h"
 #include "record.h"
 #include "runner.h"
+#include "secrets.h"
 #include "util.h"
 
 struct geak_evalopts geak_eopt;
@@ -195,6 +197,16 @@ start_workers(struct geak_slot *s, const struct geak_worker_opts *o, char *err, 
 	return r;
 }
 
+static void
+stop_workers(struct geak_slot *s)
+{
+	for (int k = 0; k < GEAK_NWORKERS; k++)
+		if (s->up[k]) {
+			geak_worker_stop(&s->w[k]);
+			s->up[k] = 0;
+		}
+}
+
 int
 geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 {
@@ -203,14 +215,21 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 		.vendor = geak_eopt.vendor, .home = s->home, .write_dirs = s->write_dirs,
 		.start_timeout_s = 300, .triton_cache = geak_eopt.triton_cache,
 		.cpu_threads = cpu_threads(), .file_limit = (long long)geak_eopt.file_limit_mib << 20,
+		.run_dir = geak_eopt.scratch, .job_memory = (long long)geak_eopt.memory_mib << 20,
+		.job_procs = geak_eopt.proc_limit,
 	};
-	/* Some GPU runtimes do not start inside a network namespace or under
-	 * Landlock: then the workers start again with fewer layers, and each
-	 * evaluation records the layers it ran under. */
-	static const int layers[] = { GEAK_SB_NONET | GEAK_SB_FSWRITE, GEAK_SB_NONET, 0 };
+	/* Some GPU runtimes do not start under Landlock, in a private root
+	 * or inside a network namespace: then the workers start again with
+	 * fewer layers, and each evaluation records the layers it ran under. */
+	enum { ALL = GEAK_SB_NONET | GEAK_SB_FSWRITE | GEAK_SB_PID | GEAK_SB_VIEW | GEAK_SB_IPC };
+	static const int layers[] = { ALL, ALL & ~GEAK_SB_FSWRITE, ALL & ~(GEAK_SB_FSWRITE | GEAK_SB_VIEW),
+		GEAK_SB_NONET, 0 };
 	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 	static size_t learned;    /* what one slot learned, the others reuse */
 	struct geak_worker *run = &s->w[GEAK_W_RUN];
+
+	const size_t n = sizeof layers / sizeof *layers;
+	int bare_tried = 0;
 
 	if (s->up[which])
 		return 0;
@@ -218,22 +237,34 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 	if (learned > s->layer)
 		s->layer = learned;
 	pthread_mutex_unlock(&mu);
-	for (size_t i = s->layer; i < sizeof layers / sizeof *layers; i++) {
+	for (size_t i = s->layer; i < n; i++) {
 		int had_run = s->up[GEAK_W_RUN];
 		o.sandbox = layers[i];
 		if (start_workers(s, &o, err, errlen) < 0)
 			return -1;
-		if (had_run || !s->gpu || json_is_string(geak_get(run->hello, "device.name")) ||
-		    i + 1 == sizeof layers / sizeof *layers)
+		if (had_run || !s->gpu || json_is_string(geak_get(run->hello, "device.name")) || i + 1 == n)
 			break;
 		geak_warn("GPU %s: no device inside the sandbox (%s); starting the workers with fewer layers",
 		    s->gpu, geak_get_str(run->hello, "device.error") ?
 		    geak_get_str(run->hello, "device.error") : "unknown error");
-		for (int k = 0; k < GEAK_NWORKERS; k++)
-			if (s->up[k]) {
-				geak_worker_stop(&s->w[k]);
-				s->up[k] = 0;
+		stop_workers(s);
+		/* Once, with no layer at all: a device absent there too is no
+		 * layer's fault, and the workers keep every layer. */
+		if (!bare_tried && i + 2 < n) {
+			bare_tried = 1;
+			o.sandbox = layers[n - 1];
+			if (start_workers(s, &o, err, errlen) < 0)
+				return -1;
+			stop_workers(s);
+			if (!json_is_string(geak_get(run->hello, "device.name"))) {
+				geak_warn("GPU %s: no device without the sandbox either; keeping every layer",
+				    s->gpu);
+				o.sandbox = layers[i];
+				if (start_workers(s, &o, err, errlen) < 0)
+					return -1;
+				break;
 			}
+		}
 		s->layer = i + 1;
 		pthread_mutex_lock(&mu);
 		if (learned < s->layer)
@@ -247,11 +278,17 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 
 /* ---- jobs ---- */
 
+double
+geak_timeout_s(const struct geak_slot *s)
+{
+	return s->task_timeout_s > geak_eopt.timeout_s ? s->task_timeout_s : geak_eopt.timeout_s;
+}
+
 static json_t *
-request(const char *op, const char *dir, const char *nonce, json_t *extra)
+request(const struct geak_slot *s, const char *op, const char *dir, const char *nonce, json_t *extra)
 {
 	json_t *req = json_pack("{s:s, s:s, s:s, s:f, s:f}", GEAK_REQ_OP, op, GEAK_REQ_DIR, dir,
-	    GEAK_REQ_NONCE, nonce, GEAK_REQ_TIMEOUT, geak_eopt.timeout_s,
+	    GEAK_REQ_NONCE, nonce, GEAK_REQ_TIMEOUT, geak_timeout_s(s),
 	    GEAK_REQ_COMPILE, geak_eopt.compile_s);
 
 	if (!req)
@@ -295,7 +332,8 @@ static int
 killed_from_outside(json_t *resp)
 {
 	return !strcmp(geak_job_status(resp), "signal") &&
-	    json_integer_value(json_object_get(resp, "signal")) == SIGKILL;
+	    json_integer_value(json_object_get(resp, "signal")) == SIGKILL &&
+	    !json_object_get(resp, "limit"); /* its own memory limit: no retry helps */
 }
 
 static int
@@ -347,7 +385,7 @@ geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *d
 	t1 = geak_now();
 	geak_trace(s, "%s: running after %.1f s waiting, %d correctness runs paused", base_name(dir),
 	    t1 - t0, paused);
-	req = request(op, dir, nonce, extra);
+	req = request(s, op, dir, nonce, extra);
 	resp = call_worker(s, which, req, err, errlen);
 	json_decref(req);
 	if (gpu)
@@ -394,7 +432,7 @@ geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char 
 	if (s->queue)
 		queue_enter(s, GEAK_GPU_SHARED, &s->member);
 	geak_trace(s, "%s: running after %.1f s waiting", base_name(dir), geak_now() - t0);
-	req = request(op, dir, nonce, extra);
+	req = request(s, op, dir, nonce, extra);
 	json_object_set_new(req, GEAK_REQ_HANDSHAKE, json_true());
 	msg = geak_worker_send(&s->w[GEAK_W_RUN], req, err, errlen) < 0 ? NULL :
 	    geak_worker_read(&s->w[GEAK_W_RUN], worker_wait_s(req), err, errlen);
@@ -432,7 +470,7 @@ geak_job_go(struct geak_slot *s, int go, char *err, size_t errlen)
 		    s->pending_name, geak_now() - t0, paused);
 	}
 	resp = geak_worker_send(&s->w[GEAK_W_RUN], msg, err, errlen) < 0 ? NULL :
-	    geak_worker_read(&s->w[GEAK_W_RUN], geak_eopt.timeout_s + geak_eopt.compile_s + 60 +
+	    geak_worker_read(&s->w[GEAK_W_RUN], geak_timeout_s(s) + geak_eopt.compile_s + 60 +
 	    PAUSE_ROOM_S, err, errlen);
 	if (!resp)
 		s->up[GEAK_W_RUN] = 0;
@@ -506,22 +544,90 @@ geak_job_nonce_ok(json_t *result, const char *nonce)
 	return got && !strcmp(got, nonce);
 }
 
+/* Bytes the worker cut from the front of a job's stream (NAME.cut). */
+static unsigned long long
+cut_before(const char *dir, const char *name)
+{
+	char *path = geak_xasprintf("%s/%s.cut", dir, name), *s = geak_read_file(path, NULL);
+	unsigned long long n = s ? strtoull(s, NULL, 10) : 0;
+
+	free(path), free(s);
+	return n;
+}
+
+/* The last max bytes of a file (the job wrote it: it may be of any
+ * size), NUL-terminated; *skipped says how many came before.  NULL when
+ * it cannot be read. */
+static char *
+read_end(const char *path, size_t max, size_t *len, unsigned long long *skipped)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	char *buf;
+	ssize_t n;
+	size_t got = 0;
+
+	*skipped = 0;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
+	}
+	if ((unsigned long long)st.st_size > max) {
+		*skipped = (unsigned long long)st.st_size - max;
+		if (lseek(fd, (off_t)*skipped, SEEK_SET) < 0) {
+			close(fd);
+			return NULL;
+		}
+	}
+	buf = geak_xmalloc(max + 1);
+	while (got < max && (n = read(fd, buf + got, max - got)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	*len = got;
+	return buf;
+}
+
 json_t *
 geak_job_tail(const char *dir, const char *name, size_t bytes)
 {
 	char *path = geak_xasprintf("%s/%s", dir, name);
-	size_t len;
-	char *data = geak_read_file(path, &len);
+	size_t len = 0;
+	unsigned long long cut = cut_before(dir, name), skipped;
+	/* Far more than is kept, so that a secret split where the read
+	 * begins is nowhere near what is kept. */
+	char *data = read_end(path, bytes + (1 << 20), &len, &skipped);
 	json_t *s;
 
 	free(path);
 	if (!data)
 		return json_null();
+	cut += skipped;
+	for (size_t i = 0; i < len; i++)
+		if (!data[i])
+			data[i] = '?'; /* a NUL would end the string early */
+	/* Redacted whole, then cut: a secret split by the cut would leave
+	 * its second half. */
+	geak_redact(&data);
+	len = strlen(data);
 	if (len > bytes) {
+		cut += len - bytes;
 		memmove(data, data + len - bytes, bytes);
 		data[bytes] = '\0';
 	}
 	geak_utf8_scrub(data);
+	if (cut) {
+		char *marked = geak_xasprintf("[%llu bytes cut]\n%s", cut, data);
+		free(data);
+		data = marked;
+	}
 	s = json_string(data);
 	free(data);
 	return s ? s : json_null();

@@ -21,6 +21,7 @@ struct geak_evalopts {
 	const char *static_mode;  /* strict, warn or off */
 	long seeds, reps;
 	long file_limit_mib;
+	long memory_mib, proc_limit;  /* each job's; 0: none */
 	double speedup_limit;
 	const char *python;
 	char *harness;            /* geak_worker.py */
@@ -53,6 +54,7 @@ struct geak_slot {
 	double lock_wait;         /* seconds waited for the GPU, this candidate */
 	int oom_retries;          /* jobs run again on a drained GPU, this candidate */
 	const char *where, *id;   /* the candidate's input line and id, for -v */
+	double task_timeout_s;    /* the candidate's task's own --timeout (task.timeout), or 0 */
 	/* A job that said it is ready and waits for go: */
 	struct geak_gpumember member;
 	int pending;
@@ -67,6 +69,10 @@ void geak_slot_fini(struct geak_slot *s);
 json_t *geak_slot_hello(struct geak_slot *s);
 /* Start the worker if it is not running; 0 or -1 with err set. */
 int geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen);
+
+/* The seconds a job of the slot's candidate may run after its first call:
+ * --timeout, or its task's own where that is more. */
+double geak_timeout_s(const struct geak_slot *s);
 
 /* One job on a worker, through the GPU's queue in mode (GEAK_GPU_*, or
  * GEAK_USE_NONE): its response, or NULL with err set (the worker failed).

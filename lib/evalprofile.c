@@ -134,7 +134,7 @@ calibrate(struct geak_slot *s, struct geak_profile *p, const char *base, char *e
 {
 	char *tmp, *dir, nonce[33];
 	json_t *extra, *resp, *prof;
-	double budget = geak_eopt.timeout_s + geak_eopt.compile_s;
+	double budget = geak_timeout_s(s) + geak_eopt.compile_s;
 
 	if (geak_mkdirs(base, 0700) < 0 || !(tmp = geak_mkworkdir(base, "calibrate-"))) {
 		snprintf(err, errlen, "cannot make a directory in %s: %s", base, strerror(errno));

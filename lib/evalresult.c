@@ -4,6 +4,7 @@
 
 #include "evalresult.h"
 #include "record.h"
+#include "secrets.h"
 #include "util.h"
 
 static const char *const stage_names[] = { "static", "call", "exec", "perf", "done" };
@@ -13,7 +14,7 @@ static const char *const flag_names[GEAK_NFLAGS] = {
 static const char *const note_names[GEAK_NNOTES] = {
 	"unstable_reference", "within_reference_spread", "no_landlock", "perf_failed",
 	"reference_perf_failed", "oom_retry", "roofline_unreliable", "no_poison",
-	"one_call_per_process", "original_test", "perf_skipped",
+	"one_call_per_process", "original_test", "perf_skipped", "no_pidns", "no_private_root",
 };
 static const char *const phase_names[GEAK_NPHASES] = {
 	"static", "reference", "call", "call_tests", "call_perf_checks", "judge", "perf", "lock_wait",
@@ -46,6 +47,7 @@ geak_eval_free(struct geak_eval *ev)
 	json_decref(ev->runs);
 	json_decref(ev->stdout_tail);
 	json_decref(ev->stderr_tail);
+	json_decref(ev->sandbox_more);
 	for (size_t i = 0; i < ev->ncases; i++)
 		free(ev->cases[i].key);
 	free(ev->cases);
@@ -272,8 +274,51 @@ geak_eval_json(const struct geak_eval *ev)
 		json_object_set(o, "runs", ev->runs);
 	if (ev->static_findings)
 		json_object_set(o, "static", ev->static_findings);
-	if (ev->sandbox_known)
-		json_object_set_new(o, "sandbox", json_pack("{s:b, s:b, s:b}", "netns", ev->netns,
-		    "landlock_worker", ev->landlock_worker, "landlock_job", ev->landlock_job));
+	if (ev->sandbox_known) {
+		json_t *sb = json_pack("{s:b, s:b, s:b}", "netns", ev->netns,
+		    "landlock_worker", ev->landlock_worker, "landlock_job", ev->landlock_job);
+		if (json_is_object(ev->sandbox_more))
+			json_object_update_missing(sb, ev->sandbox_more);
+		json_object_set_new(o, "sandbox", sb);
+	}
 	return o;
+}
+
+static size_t
+redact_str(char **s)
+{
+	return *s ? geak_redact(s) + geak_redacted_marks(*s) : 0;
+}
+
+static size_t
+redact_json(json_t *v)
+{
+	size_t n = geak_redact_json(v);
+
+	if (json_is_string(v))
+		n += geak_redacted_marks(json_string_value(v));
+	return n;
+}
+
+size_t
+geak_eval_redact(struct geak_eval *ev)
+{
+	size_t n = redact_str(&ev->message) + redact_str(&ev->traceback);
+
+	n += redact_json(ev->stdout_tail) + redact_json(ev->stderr_tail);
+	/* Containers: redacted in place; their marks are in the strings above
+	 * too when the candidate printed a secret, so they are not counted. */
+	n += geak_redact_json(ev->runs) + geak_redact_json(ev->static_findings);
+	return n;
+}
+
+void
+geak_eval_sandbox_notes(struct geak_eval *ev)
+{
+	if (!json_is_object(ev->sandbox_more))
+		return;
+	if (!json_is_true(json_object_get(ev->sandbox_more, "pidns")))
+		geak_eval_note(ev, GEAK_NOTE_NO_PIDNS);
+	if (!json_is_true(json_object_get(ev->sandbox_more, "view")))
+		geak_eval_note(ev, GEAK_NOTE_NO_PRIVATE_ROOT);
 }

@@ -16,7 +16,8 @@ enum geak_flag { GEAK_FLAG_EXCESSIVE_SPEEDUP, GEAK_FLAG_ABOVE_ROOFLINE,
 enum geak_note { GEAK_NOTE_UNSTABLE_REFERENCE, GEAK_NOTE_WITHIN_SPREAD, GEAK_NOTE_NO_LANDLOCK,
 	GEAK_NOTE_PERF_FAILED, GEAK_NOTE_REFERENCE_PERF_FAILED, GEAK_NOTE_OOM_RETRY,
 	GEAK_NOTE_ROOFLINE_UNRELIABLE, GEAK_NOTE_NO_POISON, GEAK_NOTE_ONE_CALL,
-	GEAK_NOTE_ORIGINAL_TEST, GEAK_NOTE_PERF_SKIPPED, GEAK_NNOTES };
+	GEAK_NOTE_ORIGINAL_TEST, GEAK_NOTE_PERF_SKIPPED, GEAK_NOTE_NO_PIDNS,
+	GEAK_NOTE_NO_PRIVATE_ROOT, GEAK_NNOTES };
 
 /* Where the seconds went (eval.phases). */
 enum geak_phase { GEAK_PHASE_STATIC, GEAK_PHASE_REFERENCE, GEAK_PHASE_CALL, GEAK_PHASE_TESTS,
@@ -41,6 +42,7 @@ struct geak_eval {
 	size_t ncases;
 	double speedup;              /* 0: none */
 	int netns, landlock_worker, landlock_job, sandbox_known;
+	json_t *sandbox_more;        /* further layers for eval.sandbox, or NULL */
 	char *device, *harness;
 	double seconds, phases[GEAK_NPHASES];
 };
@@ -66,5 +68,12 @@ void geak_eval_take_verdict(struct geak_eval *ev, json_t *verdict);
 struct geak_case *geak_eval_add_case(struct geak_eval *ev, const char *key);
 /* The "eval" object (new reference). */
 json_t *geak_eval_json(const struct geak_eval *ev);
+/* Redact the credentials geak-eval started with (secrets.h) from what the
+ * candidate's runs said: message, traceback, output tails, runs, static
+ * findings.  The number of redactions there, earlier ones included. */
+size_t geak_eval_redact(struct geak_eval *ev);
+/* The notes of sandbox layers missing from ev->sandbox_more: no PID
+ * namespace for the job, no private root for its worker. */
+void geak_eval_sandbox_notes(struct geak_eval *ev);
 
 #endif

@@ -23,6 +23,9 @@ struct geak_worker_opts {
 	int cpu_threads;               /* OMP_NUM_THREADS when the user set none; 0: leave it */
 	int sandbox;                   /* GEAK_SB_* layers to ask for */
 	long long file_limit;          /* bytes one file of the worker's may take; 0: no limit */
+	const char *run_dir;           /* the run's private directory; NULL: no private root */
+	long long job_memory;          /* bytes of memory a job may use; 0: no limit */
+	long job_procs;                /* processes and threads a job may have; 0: no limit */
 };
 
 struct geak_worker {
@@ -33,6 +36,9 @@ struct geak_worker {
 	json_t *hello;     /* the greeting: harness, versions, device */
 	int sandbox;       /* GEAK_SB_* layers applied to the worker */
 	struct geak_buf err_tail; /* the worker's own stderr, last bytes */
+	int id;            /* its sandbox number (uid, cgroups); -1: none */
+	char *cg_worker, *cg_job; /* its cgroups, or NULL */
+	json_t *job_sandbox;      /* the layers the last job said it ran under */
 };
 
 int geak_worker_start(struct geak_worker *w, const struct geak_worker_opts *o,
@@ -54,5 +60,9 @@ json_t *geak_worker_call(struct geak_worker *w, json_t *req, double timeout_s,
 int geak_worker_send(struct geak_worker *w, json_t *msg, char *err, size_t errlen);
 json_t *geak_worker_read(struct geak_worker *w, double timeout_s, char *err, size_t errlen);
 void geak_worker_stop(struct geak_worker *w);
+/* The sandbox's layers beyond netns and Landlock, for eval.sandbox: the
+ * worker's (view, userns) and those of its last job (pidns, mountns,
+ * uid, cgroup, memory, procs).  A new reference. */
+json_t *geak_worker_sandbox(const struct geak_worker *w);
 
 #endif

@@ -1,6 +1,7 @@
 /* runner.c: fork/exec of untrusted code in its own process group, with
- * rlimits, a scrubbed environment, optional network and write isolation,
- * a wall-clock timeout that kills the whole group, and bounded capture.
+ * rlimits, a scrubbed environment, optional namespaces (network, PID,
+ * mount with a private root, IPC), Landlock, a cgroup, a wall-clock
+ * timeout that kills the whole group, and bounded capture.
  *
  * Output goes through pipes that are drained continuously into tail
  * buffers: a flood costs CPU, never memory, and the child never blocks on
@@ -10,6 +11,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -19,12 +21,14 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/landlock.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "runner.h"
+#include "sandbox.h"
 #include "util.h"
 
 extern char **environ;
@@ -47,6 +51,62 @@ sleep_s(double s)
 		;
 }
 
+/* ---- the processes started and not yet reaped, for geak_proc_kill_all ---- */
+
+#define LIVE_MAX 1024
+
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static pid_t live[LIVE_MAX];
+static size_t nlive;
+static int dying;
+
+static int
+live_add(pid_t pid)
+{
+	int ok;
+
+	pthread_mutex_lock(&live_mu);
+	ok = !dying && nlive < LIVE_MAX;
+	if (ok)
+		live[nlive++] = pid;
+	pthread_mutex_unlock(&live_mu);
+	return ok ? 0 : -1;
+}
+
+static void
+live_del(pid_t pid)
+{
+	pthread_mutex_lock(&live_mu);
+	for (size_t i = 0; i < nlive; i++)
+		if (live[i] == pid) {
+			live[i] = live[--nlive];
+			break;
+		}
+	pthread_mutex_unlock(&live_mu);
+}
+
+void
+geak_proc_kill_all(void)
+{
+	pid_t pids[LIVE_MAX];
+	size_t n;
+
+	pthread_mutex_lock(&live_mu);
+	dying = 1;
+	n = nlive;
+	memcpy(pids, live, n * sizeof *pids);
+	pthread_mutex_unlock(&live_mu);
+	for (size_t i = 0; i < n; i++) {
+		kill(-pids[i], SIGKILL);
+		kill(pids[i], SIGKILL);
+	}
+	/* A PID namespace's first process leaves only once everything in
+	 * its namespace has: its end is the end of all it started. */
+	for (size_t i = 0; i < n; i++)
+		for (int t = 0; t < 50 && waitpid(pids[i], NULL, WNOHANG) == 0; t++)
+			sleep_s(0.1);
+}
+
 /* ---- in the child, between fork and exec: async-signal-safe only ---- */
 
 static noreturn void
@@ -67,19 +127,6 @@ child_fail(int fd, const char *what)
 	_exit(127);
 }
 
-static int
-write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	int ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 /* A network namespace: as root directly, else inside a user namespace. */
 static int
 isolate_net(void)
@@ -93,11 +140,11 @@ isolate_net(void)
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
 		return -1;
 	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-	if (write_file("/proc/self/uid_map", map) < 0)
+	if (geak_write_str("/proc/self/uid_map", map) < 0)
 		return -1;
-	write_file("/proc/self/setgroups", "deny\n");
+	geak_write_str("/proc/self/setgroups", "deny\n");
 	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-	return write_file("/proc/self/gid_map", map);
+	return geak_write_str("/proc/self/gid_map", map);
 }
 
 /* Landlock: every kind of write is handled, and allowed only beneath the
@@ -147,6 +194,89 @@ isolate_writes(const char *const *dirs)
 	return 0;
 }
 
+/* Decimal, for the maps and cgroup.procs (snprintf may allocate). */
+static char *
+utoa(char *end, unsigned long v)
+{
+	*--end = '\0';
+	do
+		*--end = (char)('0' + v % 10);
+	while (v /= 10);
+	return end;
+}
+
+/* In a new user namespace: be its root, as the caller's uid and gid, so
+ * that the program keeps the namespace's capabilities after exec. */
+static int
+map_root(uid_t uid, gid_t gid)
+{
+	char num[32], map[48] = "0 ";
+	size_t n;
+
+	n = strlen(map);
+	strcpy(map + n, utoa(num + sizeof num, uid));
+	strcat(map, " 1\n");
+	if (geak_write_str("/proc/self/uid_map", map) < 0)
+		return -1;
+	geak_write_str("/proc/self/setgroups", "deny\n");
+	map[n] = '\0';
+	strcpy(map + n, utoa(num + sizeof num, gid));
+	strcat(map, " 1\n");
+	return geak_write_str("/proc/self/gid_map", map);
+}
+
+static int
+join_cgroup(const char *dir)
+{
+	char path[PATH_MAX];
+	size_t n = strlen(dir);
+
+	if (n + sizeof "/cgroup.procs" > sizeof path)
+		return -1;
+	memcpy(path, dir, n);
+	memcpy(path + n, "/cgroup.procs", sizeof "/cgroup.procs");
+	return geak_write_str(path, "0\n");
+}
+
+/* Without a view: at least a /proc of the new PID namespace, and a
+ * /dev/shm of its own. */
+static int
+fresh_proc(void)
+{
+	mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+	return mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+}
+
+/* The namespaces the child enters, and its view: its first layers. */
+static int
+enter_namespaces(const struct geak_spawn *s, int ns, uid_t uid, gid_t gid, int report)
+{
+	int applied = 0, r;
+
+	if ((ns & CLONE_NEWUSER) && map_root(uid, gid) < 0)
+		child_fail(report, "user namespace");
+	if (ns & CLONE_NEWUSER)
+		applied |= GEAK_SB_USERNS;
+	if (s->cgroup && join_cgroup(s->cgroup) == 0)
+		applied |= GEAK_SB_CGROUP;
+	/* Mounts made below must not reach the host's namespace. */
+	if ((ns & CLONE_NEWNS) && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		child_fail(report, "private mounts");
+	if ((ns & CLONE_NEWNS) && (s->sandbox & GEAK_SB_VIEW) && s->view) {
+		if ((r = geak_view_enter(s->view)) == -2)
+			child_fail(report, "the sandbox's root");
+		if (r == 0)
+			applied |= GEAK_SB_VIEW;
+	}
+	if ((ns & CLONE_NEWPID) && ((applied & GEAK_SB_VIEW) || fresh_proc() == 0))
+		applied |= GEAK_SB_PID;
+	if (ns & CLONE_NEWNET)
+		applied |= GEAK_SB_NONET;
+	if (ns & CLONE_NEWIPC)
+		applied |= GEAK_SB_IPC;
+	return applied;
+}
+
 static void
 set_limit(int res, rlim_t v)
 {
@@ -156,7 +286,8 @@ set_limit(int res, rlim_t v)
 }
 
 static noreturn void
-child(const struct geak_spawn *s, int out, int err, int report, pid_t parent)
+child(const struct geak_spawn *s, int out, int err, int report, pid_t parent, int ns,
+    uid_t uid, gid_t gid)
 {
 	sigset_t none;
 	unsigned char applied = 0;
@@ -164,7 +295,12 @@ child(const struct geak_spawn *s, int out, int err, int report, pid_t parent)
 
 	setpgid(0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
+	/* A parent that closed its memory to its uid (PR_SET_DUMPABLE 0) left
+	 * this copy's /proc/self files root's: the user namespace's maps must
+	 * be ours to write.  exec decides afresh anyway. */
+	prctl(PR_SET_DUMPABLE, 1);
+	/* In a PID namespace of its own the parent is outside: getppid() is 0. */
+	if (!(ns & CLONE_NEWPID) && getppid() != parent)
 		_exit(127);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -194,11 +330,15 @@ child(const struct geak_spawn *s, int out, int err, int report, pid_t parent)
 	if (s->lim.nproc > 0)
 		set_limit(RLIMIT_NPROC, (rlim_t)s->lim.nproc);
 
+	applied = (unsigned char)enter_namespaces(s, ns, uid, gid, report);
 	if (s->cwd && chdir(s->cwd) < 0)
 		child_fail(report, s->cwd);
-	if ((s->sandbox & GEAK_SB_NONET) && isolate_net() == 0)
+	if ((s->sandbox & GEAK_SB_NONET) && !(applied & GEAK_SB_NONET) && isolate_net() == 0)
 		applied |= GEAK_SB_NONET;
-	if ((s->sandbox & GEAK_SB_FSWRITE) && isolate_writes(s->write_dirs) == 0)
+	/* Landlock stands in for a private root where there is none: under
+	 * it no mount can be made, and the jobs make their own. */
+	if ((s->sandbox & GEAK_SB_FSWRITE) && !(applied & GEAK_SB_VIEW) &&
+	    isolate_writes(s->write_dirs) == 0)
 		applied |= GEAK_SB_FSWRITE;
 	(void)!write(report, &applied, 1);
 	execvpe(s->argv[0], s->argv, s->envp ? s->envp : environ);
@@ -207,11 +347,43 @@ child(const struct geak_spawn *s, int out, int err, int report, pid_t parent)
 
 /* ---- in the parent ---- */
 
+/* The namespaces the layers asked for take, as clone(2) flags. */
+static int
+ns_flags(int sandbox)
+{
+	int f = 0;
+
+	if (sandbox & GEAK_SB_NONET)
+		f |= CLONE_NEWNET;
+	if (sandbox & GEAK_SB_PID)
+		f |= CLONE_NEWPID | CLONE_NEWNS;
+	if (sandbox & GEAK_SB_VIEW)
+		f |= CLONE_NEWNS;
+	if (sandbox & GEAK_SB_IPC)
+		f |= CLONE_NEWIPC;
+	/* A PID namespace's first process must be a new one: so the child
+	 * is made with its namespaces, not moved into them by unshare(2). */
+	if ((f & ~CLONE_NEWNET) && geteuid() != 0)
+		f |= CLONE_NEWUSER;
+	return (f & ~CLONE_NEWNET) ? f : 0;
+}
+
+/* fork(2) with namespaces: the raw system call, as glibc's clone wants a
+ * stack of its own.  The child, like fork's, may only make system calls
+ * until it execs. */
+static pid_t
+fork_ns(int flags)
+{
+	return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
 int
 geak_proc_start(struct geak_proc *p, const struct geak_spawn *s, char *errbuf, size_t errlen)
 {
-	int out[2], err[2], rep[2];
+	int out[2], err[2], rep[2], ns;
 	pid_t parent = getpid(), pid;
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
 	char msg[300];
 	ssize_t n, got = 0;
 
@@ -228,15 +400,29 @@ geak_proc_start(struct geak_proc *p, const struct geak_spawn *s, char *errbuf, s
 		close(out[0]), close(out[1]), close(err[0]), close(err[1]);
 		goto fail_errno;
 	}
-	pid = fork();
+	ns = ns_flags(s->sandbox);
+	/* Where the kernel refuses the namespaces, none: the child still
+	 * tries a network namespace alone, as before. */
+	if (!ns || (pid = fork_ns(ns)) < 0) {
+		ns = 0;
+		pid = fork();
+	}
 	if (pid < 0) {
 		close(out[0]), close(out[1]), close(err[0]), close(err[1]);
 		close(rep[0]), close(rep[1]);
 		goto fail_errno;
 	}
 	if (pid == 0)
-		child(s, out[1], err[1], rep[1], parent);
+		child(s, out[1], err[1], rep[1], parent, ns, uid, gid);
 	setpgid(pid, pid); /* either side may win the race; both set it */
+	if (live_add(pid) < 0) {
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		close(out[0]), close(err[0]), close(rep[0]);
+		snprintf(errbuf, errlen, "cannot start %s: shutting down", s->argv[0]);
+		return -1;
+	}
 	close(out[1]), close(err[1]), close(rep[1]);
 	p->pid = pid;
 	p->out_fd = out[0];
@@ -330,8 +516,10 @@ geak_proc_kill(struct geak_proc *p, double grace_s)
 {
 	struct rusage ru;
 
-	if (p->pid > 0)
+	if (p->pid > 0) {
 		kill_and_reap(p, grace_s, NULL, &ru);
+		live_del(p->pid);
+	}
 	close_fds(p);
 	p->pid = 0;
 }
@@ -350,6 +538,7 @@ geak_proc_reap(struct geak_proc *p, int *status, struct rusage *ru)
 	kill(-p->pid, SIGKILL);
 	while (waitpid(-p->pid, NULL, 0) > 0 || errno == EINTR)
 		;
+	live_del(p->pid);
 	if (status)
 		*status = st;
 	return 0;
@@ -488,6 +677,7 @@ geak_run(struct geak_run *r)
 	kill(-p.pid, SIGKILL);
 	while (waitpid(-p.pid, NULL, 0) > 0 || errno == EINTR)
 		;
+	live_del(p.pid);
 	close_fds(&p);
 	r->wall_s = geak_now() - start;
 	if (WIFEXITED(status)) {

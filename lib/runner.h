@@ -14,11 +14,19 @@ struct geak_limits {
 };
 
 /* Sandbox layers beyond the process group and rlimits.  Each is applied
- * when the kernel allows it; the result says which ones were. */
+ * when the kernel allows it; the result says which ones were.  Not root,
+ * the namespaces come inside a user namespace where the caller is root. */
 enum {
 	GEAK_SB_NONET = 1,    /* a private network namespace: no network */
 	GEAK_SB_FSWRITE = 2,  /* Landlock: writes only under write_dirs */
+	GEAK_SB_PID = 4,      /* a PID namespace of its own (it is PID 1), a fresh /proc */
+	GEAK_SB_VIEW = 8,     /* a private root holding only spawn.view's paths */
+	GEAK_SB_IPC = 16,     /* a System V IPC namespace of its own */
+	GEAK_SB_USERNS = 32,  /* (applied only) the above inside a user namespace */
+	GEAK_SB_CGROUP = 64,  /* (applied only) started in spawn.cgroup */
 };
+
+struct geak_view;
 
 struct geak_spawn {
 	char *const *argv;
@@ -28,6 +36,8 @@ struct geak_spawn {
 	struct geak_limits lim;
 	int sandbox;                    /* GEAK_SB_* */
 	const char *const *write_dirs;  /* for GEAK_SB_FSWRITE; NULL-terminated */
+	const struct geak_view *view;   /* for GEAK_SB_VIEW (sandbox.h) */
+	const char *cgroup;             /* a cgroup directory to start in, or NULL */
 	int keep_fd;                    /* a descriptor the child keeps (as 3); -1: none */
 };
 
@@ -46,6 +56,10 @@ int geak_proc_start(struct geak_proc *p, const struct geak_spawn *s, char *errbu
 void geak_proc_kill(struct geak_proc *p, double grace_s);
 /* Reap the leader (blocking), kill and reap what is left of its group. */
 int geak_proc_reap(struct geak_proc *p, int *status, struct rusage *ru);
+/* Kill every process started here and not yet reaped, with its group,
+ * and wait (a few seconds at most) for each to go; start none after.
+ * For a clean-up on a signal. */
+void geak_proc_kill_all(void);
 
 /* The whole cycle for a run-to-completion child, with bounded capture. */
 struct geak_run {

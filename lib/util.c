@@ -429,3 +429,16 @@ geak_print_version(void)
 {
 	printf("%s (geak) %s\n", geak_prog, GEAK_VERSION);
 }
+
+int
+geak_write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -1;
+}

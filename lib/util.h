@@ -65,6 +65,9 @@ char *geak_buf_steal(struct geak_buf *b);
 
 /* Read a whole file; NULL with errno set on failure.  *len may be NULL. */
 char *geak_read_file(const char *path, size_t *len);
+/* Write all of s to the existing file at path, in one write(2), with
+ * nothing but system calls (it runs in forked children too); 0 or -1. */
+int geak_write_str(const char *path, const char *s);
 /* Write all of p to fd, retrying short writes; -1 with errno on failure. */
 int geak_write_all(int fd, const void *p, size_t n);
 /* Flush and check a stream; report "prog: name: why" once.  0 or -1. */

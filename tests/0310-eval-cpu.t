@@ -93,7 +93,7 @@ check_same "a record without code passes through unchanged" \
 check_same "a record with an error passes through unchanged" \
 	"$(sed -n 10p in.jsonl)" "$(line 10)"
 
-check_same "eval.phases says where the time went" "call judge lock_wait reference" \
+check_same "eval.phases says where the time went" "call call_tests judge lock_wait reference" \
 	"$(line 1 | jq -r '.eval.phases | keys | join(" ")')"
 
 geak-eval -u -j 2 --cpu --cache cache --static off --timeout 4 --compile-timeout 8 in.jsonl > un.jsonl 2>/dev/null

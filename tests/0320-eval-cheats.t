@@ -54,8 +54,9 @@ for f in "$cheats"/*.py "$cheats"/tbg/*.py; do
 	esac
 done
 
+# Its home is its job directory: what it writes there goes with the job.
 check_same "nothing was written outside the job directories" "" \
-	"$(find tmp -name escape; ls /tmp/geak-cheat-escape 2>/dev/null)"
+	"$(find tmp -name escape ! -path 'tmp/geak-eval-*/jobs/*/escape'; ls /tmp/geak-cheat-escape 2>/dev/null)"
 check_same "the escape attempt ran with Landlock applied" true \
 	"$(jq -r 'select(.cheat == "write_outside") | .eval.sandbox.landlock_job' out.jsonl)"
 check_same "no secret reached any record" "" "$(grep -l -e sk-geak-test-secret -e tok-geak-test out.jsonl)"

@@ -1,7 +1,9 @@
 # expect: pass+contained
 # Escape attempt: write outside the work directory (the parent folder, the
-# home folder, /tmp).  Landlock refuses; the kernel itself is honest, so
-# the evaluation passes and nothing appears outside.
+# home folder, /tmp).  The sandbox refuses, or the write lands in a place
+# of the job's own (its home is its directory, its /tmp is private); the
+# kernel itself is honest, so the evaluation passes and nothing appears
+# outside.
 import os
 
 import torch

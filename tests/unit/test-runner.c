@@ -1,5 +1,6 @@
 /* Unit tests of the process runner: timeouts that kill whole trees,
- * orphans, floods, limits, environment scrubbing, work directories. */
+ * orphans, floods, limits, environment scrubbing, work directories, the
+ * namespaces and the private root. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "runner.h"
+#include "sandbox.h"
 #include "util.h"
 
 static char *env_argv[] = { "/usr/bin/env", NULL };
@@ -287,6 +289,81 @@ test_no_network(void **state)
 	geak_run_free(&r);
 }
 
+/* A PID namespace: the program is its first process, sees only its
+ * own, and what it leaves running ends with it. */
+static void
+test_pid_namespace(void **state)
+{
+	struct geak_run r;
+	char *argv[] = { "/bin/sh", "-c", "echo $$; setsid sleep 31339.5 & ls /proc | grep -c '^[0-9]'", NULL };
+
+	(void)state;
+	memset(&r, 0, sizeof r);
+	r.spawn.argv = argv;
+	r.spawn.keep_fd = -1;
+	r.spawn.sandbox = GEAK_SB_PID | GEAK_SB_IPC;
+	r.timeout_s = 10;
+	assert_int_equal(geak_run(&r), 0);
+	if (!(r.sandbox & GEAK_SB_PID)) {
+		geak_run_free(&r);
+		skip();
+	}
+	assert_int_equal(pid_from(r.out), 1);
+	assert_true(atoi(strchr(r.out, '\n') + 1) <= 4);
+	geak_run_free(&r);
+	sh(&r, "ps -eo args | grep -c '^sleep 31339.5'", 10);
+	assert_string_equal(r.out, "0\n");
+	geak_run_free(&r);
+}
+
+/* A private root: the system read-only, the directory listed as written
+ * written, the rest of the host absent, /tmp its own. */
+static void
+test_view(void **state)
+{
+	struct geak_run r;
+	struct geak_view v;
+	char *run = geak_mkworkdir(NULL, "geak-unit-");
+	char *outside = geak_mkworkdir(NULL, "geak-unit-out-");
+	char *stage = geak_xasprintf("%s/.root", run), *work = geak_xasprintf("%s/work", run);
+	char *tmpname = geak_xasprintf("/tmp/geak-unit-view-%ld", (long)getpid());
+	char *script = geak_xasprintf("touch /usr/x 2>/dev/null || echo ro; echo w > %s/w && echo rw; "
+	    "test -e %s && echo seen || echo hidden; touch %s && echo tmp; cat /etc/passwd", work, outside,
+	    tmpname);
+	char *argv[] = { "/bin/sh", "-c", script, NULL };
+	const char *const rw[] = { work, NULL };
+	struct geak_view_spec sp = { .stage = stage, .rw = rw, .passwd = "root:x:0:0:r:/:/bin/false\n" };
+	struct stat st;
+	int applied;
+
+	(void)state;
+	assert_int_equal(mkdir(stage, 0700), 0);
+	assert_int_equal(mkdir(work, 0700), 0);
+	geak_view_make(&v, &sp);
+	memset(&r, 0, sizeof r);
+	r.spawn.argv = argv;
+	r.spawn.keep_fd = -1;
+	r.spawn.cwd = work;
+	r.spawn.sandbox = GEAK_SB_PID | GEAK_SB_VIEW;
+	r.spawn.view = &v;
+	r.timeout_s = 10;
+	assert_int_equal(geak_run(&r), 0);
+	geak_view_free(&v);
+	applied = (r.sandbox & GEAK_SB_VIEW) != 0;
+	if (applied) {
+		assert_string_equal(r.out, "ro\nrw\nhidden\ntmp\nroot:x:0:0:r:/:/bin/false\n");
+		assert_int_equal(stat(tmpname, &st), -1);
+		assert_int_equal(errno, ENOENT);
+	}
+	unlink(tmpname); /* where the view was not made, the host's */
+	geak_run_free(&r);
+	geak_rmtree(run);
+	geak_rmtree(outside);
+	free(run), free(outside), free(stage), free(work), free(tmpname), free(script);
+	if (!applied)
+		skip();
+}
+
 int
 main(void)
 {
@@ -302,6 +379,8 @@ main(void)
 		cmocka_unit_test(test_exec_failure),
 		cmocka_unit_test(test_write_sandbox),
 		cmocka_unit_test(test_no_network),
+		cmocka_unit_test(test_pid_namespace),
+		cmocka_unit_test(test_view),
 	};
 	return cmocka_run_group_tests_name("runner", tests, NULL, NULL);
 }

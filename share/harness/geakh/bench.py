@@ -22,9 +22,6 @@ import time
 
 import torch
 
-from . import values
-
-
 # The timer's functions, as they are when the harness is imported: before
 # any code under test is.  The CPU mode's device mapping binds its own
 # (rebind), before it runs any.

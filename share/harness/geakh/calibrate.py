@@ -144,7 +144,7 @@ class Calibration:
         if spec.get("suite") == "rocm":  # the file seeds itself
             self.seeds = self.seeds[:1]
         self.poison, self.one_call = True, False
-        self.has_perf = perf and (bool(spec.get("perf")) or spec.get("suite") == "rocm")
+        self.has_perf = perf and (bool(spec.get("perf")) or spec.get("suite") in ("rocm", "kernelbench"))
         self.runs = []     # (seed, run record, outputs) of every run that passed
         self.cases = {}    # key -> [outputs] of every check that passed
         self.case_info = {}
@@ -317,7 +317,7 @@ def _profile(cal):
         plan["perf"] = {"checks": 1, "skip": [c["key"] for c in cases if not c["ok"]],
                         "more": {c["key"]: 2 for c in cases if c.get("spread")}}
     profile = {
-        "ok": True, "poison": cal.poison, "one_call": cal.one_call, "seeds": seeds,
+        "ok": True, "suite": cal.spec.get("suite"), "poison": cal.poison, "one_call": cal.one_call, "seeds": seeds,
         "cases": cases, "perf_error": (cal.perf_error or {}).get("message"),
         "has_kernels": any(s["launches"] > 0 for s in seeds),
         "launched": first.get("launched") or [], "tunings": first.get("tunings") or [],
@@ -333,6 +333,7 @@ def main(d, nonce, req, hooks):
     hooks["progress"]()
     torch.set_num_threads(1)
     budget = float(req.get("run_budget") or 420)
+    compare.configure(spec)
     cal = Calibration(spec, d, budget, req.get("perf", not spec.get("cpu")))
     try:
         cal.run()

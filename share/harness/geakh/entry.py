@@ -314,12 +314,15 @@ def wrap(fn, name):
     return entry
 
 
-def install(namespace, names):
+def install(namespace, names, call_name=None):
     """Replace namespace's objects of these names by watching wrappers:
     functions whole, autograd Functions at apply, modules at forward,
-    other classes at __call__ where they have one."""
-    for name in names:
-        obj = namespace.get(name)
+    other classes at __call__ where they have one.  Their calls are
+    recorded under their names, or all under call_name (a candidate's
+    ModelNew and the reference's Model are the same entry point)."""
+    for given in names:
+        obj = namespace.get(given)
+        name = call_name or given
         if obj is None or getattr(obj, "_geak_entry", False):
             continue
         if isinstance(obj, type):
@@ -336,7 +339,7 @@ def install(namespace, names):
         elif callable(obj) and not hasattr(obj, "run"):  # not a kernel
             w = wrap(obj, name)
             w._geak_entry = True
-            namespace[name] = w
+            namespace[given] = w
 
 
 def _own_attrs(cls):

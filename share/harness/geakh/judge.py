@@ -98,6 +98,7 @@ class Judge:
         self.spec = spec
         self.profile, self.tensors = read_profile(spec["profile"])
         self.rtol, self.atol = self.profile.get("tolerance") or compare.tolerance(spec)
+        compare.configure({"suite": self.profile.get("suite")})
         self.notes = set()
         self.flags = set()
 
@@ -234,7 +235,6 @@ class Judge:
             err = perf["error"]
             raise Verdict("perf", err.get("kind", "runtime"), err.get("message"),
                           traceback=err.get("traceback"))
-        items = []
         for case in perf.get("cases") or []:
             ref = cases.get(case["key"])
             if ref is None or not ref.get("ok"):
@@ -248,15 +248,20 @@ class Judge:
                 raise Verdict("perf", "cheat", f"no Triton kernel of the candidate launched on {what}")
             if set(case.get("notes") or []) & {"tensor_subclass", "foreign_object"}:
                 raise Verdict("perf", "cheat", f"{what}: an output is not plain data")
-            t = self.tensors["cases"][case["key"]]
-            for o in outs.get(case["key"]) or []:
-                items.append((o, t["canon"], t["mask"], ref.get("spread", 0), what))
-            try:
-                self.judge_outputs(items)
-            except Verdict as v:
-                v.stage = "perf"
-                raise
-            items = []
+            self.judge_case(case["key"], ref, outs.get(case["key"]) or [], what)
+
+    def judge_case(self, key, ref, outs, what):
+        """A performance case's outputs (of its checks, or of its timed
+        calls) against the reference's, by the one rule."""
+        t = self.tensors["cases"][key]
+        for o in outs:
+            if values.is_opaque(o):
+                raise Verdict("perf", "cheat", f"{what}: an output is not a plain tensor")
+        try:
+            self.judge_outputs([(o, t["canon"], t["mask"], ref.get("spread", 0), what) for o in outs])
+        except Verdict as v:
+            v.stage = "perf"
+            raise
 
     def timed_part(self, cand_dir, nonce):
         res, _ = _read_result(cand_dir, "timing.json", nonce)
@@ -281,17 +286,7 @@ class Judge:
                               "reference did not")
             if ref is None or not ref.get("ok"):
                 continue
-            t = self.tensors["cases"][case["key"]]
-            items = []
-            for o in outs.get(case["key"]) or []:
-                if values.is_opaque(o):
-                    raise Verdict("perf", "cheat", f"{what}: an output is not a plain tensor")
-                items.append((o, t["canon"], t["mask"], ref.get("spread", 0), what))
-            try:
-                self.judge_outputs(items)
-            except Verdict as v:
-                v.stage = "perf"
-                raise
+            self.judge_case(case["key"], ref, outs.get(case["key"]) or [], what)
 
 
 def _names(calls):

@@ -203,8 +203,7 @@ class Job:
             case.setdefault("notes", [])
             case["notes"] = sorted(set(case["notes"]) | notes)
         del out, x
-        if self.device != "cpu":
-            torch.cuda.empty_cache()
+        guard.release_cached(self.device)
         return got
 
     # -- results --

@@ -13,10 +13,12 @@ entry.py) and its own kernels watched (launches.py):
 
 Suites: "tbg" (TritonBench-revised: the kernel module, its test part run in
 the module's namespace, a Performance_Metrics perf script), "plain" (geak's
-own: a function, inputs() or test(fn), perf_inputs()) and "rocm" (the ROCm
-benchmark's pytest files, correctness tests and test_performance cases).
+own: a function, inputs() or test(fn), perf_inputs()), "rocm" (the ROCm
+benchmark's pytest files, correctness tests and test_performance cases)
+and "kernelbench" (a problem's Model, get_inputs() and get_init_inputs();
+the code's ModelNew, built on the same seeded init inputs, called on the
+same inputs, which are also its one performance case).
 """
-import ast
 import importlib
 import importlib.util
 import os
@@ -25,8 +27,7 @@ import sys
 import torch
 
 from . import entry, guard, launches
-from .source import (assemble, gold_call, load_module, on_reference_cache, strip_tests,  # noqa: F401
-                   test_imports, unshadow)
+from .source import gold_call, load_module, on_reference_cache, strip_tests, test_imports, unshadow
 
 COUNTER = launches.COUNTER
 TBG_PACKAGE = "geak_eval.data.TritonBench.data.TritonBench_G_v1"
@@ -109,6 +110,7 @@ class Program:
         self.dir = workdir
         self.name = spec["name"]
         self.suite = spec["suite"]
+        self.device = "cpu" if spec.get("cpu") else "cuda"
         self.mod = None
         self.again = None   # tbg: the test's result_gold call, compiled
         self.perf_mod = None
@@ -175,6 +177,55 @@ class Program:
             args = tuple(args) if isinstance(args, (list, tuple)) else (args,)
             outs.append(self.fn(*args))
         return outs
+
+    def _load_kernelbench(self):
+        """The problem file (the reference: Model, get_inputs,
+        get_init_inputs) as a module of its own, not watched, and the
+        code's model class: ModelNew, or Model where the code is the
+        problem itself (a reference judged as its own candidate)."""
+        path = _write(os.path.join(self.dir, self.name + ".py"), self.spec["code"])
+        COUNTER.watch(path)
+        self.mod = load_module(self.name, path)
+        cls_name = "ModelNew" if hasattr(self.mod, "ModelNew") else "Model"
+        if not isinstance(getattr(self.mod, cls_name, None), type):
+            raise AttributeError("the code defines no class ModelNew")
+        entry.install(self.mod.__dict__, [cls_name], call_name="forward")
+        self.model_cls = getattr(self.mod, cls_name)
+        ppath = _write(os.path.join(self.dir, "geak_problem.py"), self.spec["reference"])
+        self.problem = load_module("geak_problem", ppath)
+
+    def _model(self, cls, seed):
+        """cls built on the problem's init inputs, seeded, on the device:
+        the candidate's model and the reference's get the same weights
+        where they make the same layers in the same order."""
+        guard.reseed(seed)
+        init = self.problem.get_init_inputs()
+        guard.reseed(seed)
+        return cls(*init).to(self.device)
+
+    def _inputs(self, seed):
+        guard.reseed(seed)
+        return [x.to(self.device) if isinstance(x, torch.Tensor) else x
+                for x in self.problem.get_inputs()]
+
+    def _run_kernelbench(self, seed):
+        if self.mod is None:
+            self._load_kernelbench()
+        model = self._model(self.model_cls, seed)
+        return model(*self._inputs(seed))
+
+    def _cases_kernelbench(self, visit, with_reference):
+        """One case: the problem's get_inputs() under the first seed."""
+        if self.mod is None:
+            self._load_kernelbench()
+        seed = self.spec.get("seeds", [42])[0]
+        model = self._model(self.model_cls, seed)
+        ref = None
+        if with_reference:
+            ref_model = self._model(self.problem.Model, seed)
+            ref = on_reference_cache(lambda a: ref_model(*a))
+        inp = tuple(self._inputs(seed))
+        visit(0, lambda poison=False: clone(inp, poison), lambda a: model(*a), None, inp, inp, ref=ref)
 
     def _run_rocm(self, seed):
         from . import rocm

@@ -1,0 +1,2 @@
+#!/bin/sh
+unit=test-secrets . "$(dirname "$0")/unit.sh"
