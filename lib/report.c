@@ -197,7 +197,7 @@ html_head(struct geak_buf *b)
 	    ".cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(118px,1fr));gap:12px;margin:16px 0}\n"
 	    ".card{border:1px solid #e5e7eb;border-radius:8px;padding:10px 14px}\n"
 	    ".card b{display:block;font-size:22px}.card span{color:#6b7280;font-size:13px}\n"
-	    ".plots{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}figure{margin:0;border:1px solid #e5e7eb;border-radius:8px;padding:8px}\n"
+	    ".plots{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start;margin:16px 0}figure{margin:0;border:1px solid #e5e7eb;border-radius:8px;padding:8px}\n"
 	    "figcaption{color:#6b7280;font-size:12px;max-width:540px;padding:0 6px 4px}\n"
 	    "svg text{font:12px system-ui,sans-serif;fill:#374151}svg .title{font-weight:600;font-size:13px}\n"
 	    "svg .ylab{text-anchor:end}svg .xlab{text-anchor:middle}svg .val{font-size:11px}\n"
