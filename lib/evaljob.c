@@ -386,7 +386,8 @@ geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *d
 		geak_trace(s, "%s: running after %.1f s waiting, %d correctness runs paused",
 		    base_name(dir), t1 - t0, paused);
 	else
-		geak_trace(s, "%s: running%s", base_name(dir), s->gpu ? "" : " on the CPU");
+		geak_trace(s, "%s: running%s", base_name(dir),
+		    mode == GEAK_USE_NONE ? " (no device)" : " on the CPU");
 	req = request(s, op, dir, nonce, extra);
 	resp = call_worker(s, which, req, err, errlen);
 	json_decref(req);
@@ -439,7 +440,7 @@ geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char 
 		queue_enter(s, GEAK_GPU_SHARED, &s->member);
 		geak_trace(s, "%s: running after %.1f s waiting", base_name(dir), geak_now() - t0);
 	} else {
-		geak_trace(s, "%s: running%s", base_name(dir), s->gpu ? "" : " on the CPU");
+		geak_trace(s, "%s: running on the CPU", base_name(dir));
 	}
 	req = request(s, op, dir, nonce, extra);
 	json_object_set_new(req, GEAK_REQ_HANDSHAKE, json_true());
