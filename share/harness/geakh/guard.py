@@ -30,6 +30,47 @@ def _cpu_mode():
     return os.environ.get("TRITON_INTERPRET") == "1"
 
 
+# Random draws a host-side input maker makes (a TritonBench perf script's
+# torch.rand and kin without a device): on the GPU they take milliseconds
+# where the host's generator, which runs on one thread, took seconds.
+HOST_DRAWS = frozenset((torch.rand, torch.randn, torch.randint))
+
+
+class DeviceDraws(TorchFunctionMode):
+    """Inside, the draws of HOST_DRAWS meant for the host are made on the
+    device: the same values for every run seeded alike on the same kind
+    of device.  They stay there up to KEEP_BYTES in all (copying them to
+    the host and back cost more than drawing them), and the rest is
+    copied to the host, where a perf script keeps its inputs."""
+    KEEP_BYTES = 4 << 30
+
+    def __init__(self, keep=True):
+        super().__init__()
+        self.kept = 0 if keep else self.KEEP_BYTES + 1
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        device = kwargs.get("device")
+        if func not in HOST_DRAWS or kwargs.get("generator") is not None or \
+                kwargs.get("out") is not None or \
+                (device is not None and torch.device(device).type != "cpu"):
+            return func(*args, **kwargs)
+        drawn = func(*args, **{**kwargs, "device": "cuda"})
+        size = drawn.numel() * drawn.element_size()
+        if self.kept + size > self.KEEP_BYTES:
+            return drawn.to("cpu")
+        self.kept += size
+        return drawn
+
+
+def drawn_on_device(device, keep=True):
+    """A context in which host-side random draws are made on device (kept
+    there unless keep is False; nothing changes on the CPU)."""
+    if device == "cpu" or not torch.cuda.is_available():
+        return contextlib.nullcontext()
+    return DeviceDraws(keep)
+
+
 # ---- allocator poisoning -----------------------------------------------
 
 def poison(device):
