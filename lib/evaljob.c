@@ -15,6 +15,7 @@
 #include "evalcache.h"
 #include "evaljob.h"
 #include "harness.h"
+#include "pyenv.h"
 #include "record.h"
 #include "runner.h"
 #include "secrets.h"
@@ -243,6 +244,10 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 		if (start_workers(s, &o, err, errlen) < 0)
 			return -1;
 		if (had_run || !s->gpu || json_is_string(geak_get(run->hello, "device.name")) || i + 1 == n)
+			break;
+		/* A CPU build of torch has no device under any layer: the
+		 * caller says so, and no layer is dropped for it. */
+		if (geak_pyenv_cpu_build(json_object_get(run->hello, "build")))
 			break;
 		geak_warn("GPU %s: no device inside the sandbox (%s); starting the workers with fewer layers",
 		    s->gpu, geak_get_str(run->hello, "device.error") ?
