@@ -257,10 +257,20 @@ cards(struct geak_buf *b, json_t *s)
 	geak_buf_reset(&v), put_percent(&v, num(s, "exec_accuracy"));
 	card(b, "exec accuracy", v.data);
 	if (speed_measured(s)) {
+		json_t *fp;
+		size_t i;
+
 		geak_buf_reset(&v), put_speedup(&v, num(s, "speedup_mean"));
 		card(b, "mean speedup", v.data);
 		geak_buf_reset(&v), put_speedup(&v, num(s, "speedup_geomean"));
 		card(b, "geometric mean", v.data);
+		json_array_foreach(json_object_get(s, "fast_p"), i, fp) {
+			char label[48];
+
+			snprintf(label, sizeof label, "fast_%g", num(fp, "p"));
+			geak_buf_reset(&v), put_percent(&v, num(fp, "share"));
+			card(b, label, v.data);
+		}
 	}
 	geak_buf_reset(&v), geak_buf_printf(&v, "%ld", integer(u, "calls"));
 	card(b, "LLM calls", v.data);
@@ -435,6 +445,24 @@ iter_rows(json_t *by_iter, json_t *spend)
 	return rows;
 }
 
+/* p, tasks, share: p written as given (1.5), not as an integer column. */
+static void
+fast_table(struct geak_buf *b, int md, json_t *rows)
+{
+	json_t *row;
+	size_t i;
+
+	geak_buf_puts(b, md ? "| p | tasks | share |\n| --- | ---: | ---: |\n"
+	                    : "<table><tr><th>p</th><th>tasks</th><th>share</th></tr>\n");
+	json_array_foreach(rows, i, row) {
+		geak_buf_printf(b, md ? "| %g | %ld | " : "<tr><td>%g</td><td>%ld</td><td>",
+		    num(row, "p"), integer(row, "tasks"));
+		put_percent(b, num(row, "share"));
+		geak_buf_puts(b, md ? " |\n" : "</td></tr>\n");
+	}
+	geak_buf_puts(b, md ? "\n" : "</table>\n");
+}
+
 static void
 tables(struct geak_buf *b, int md, json_t *s, json_t *spend)
 {
@@ -456,6 +484,10 @@ tables(struct geak_buf *b, int md, json_t *s, json_t *spend)
 	    "calls,tokens,cost (US$)", rows, speed ?
 	    "iter,call_accuracy,exec_accuracy,speedup_mean,speedup_geomean,calls,tokens,cost" :
 	    "iter,call_accuracy,exec_accuracy,calls,tokens,cost", speed ? "i%%xxin$" : "i%%in$");
+	if (speed && json_array_size(json_object_get(s, "fast_p"))) {
+		geak_buf_printf(b, h2, "fast_p: correct and more than p times faster");
+		fast_table(b, md, json_object_get(s, "fast_p"));
+	}
 	if (integer(s, "runs") > 1) {
 		geak_buf_printf(b, h2, "pass@k over independent runs");
 		table(b, md, "k,tasks with at least k runs,call pass@k,exec pass@k",
@@ -516,10 +548,18 @@ md_report(struct geak_buf *b, json_t *s)
 	geak_buf_puts(b, "\n- execution accuracy: ");
 	put_percent(b, num(s, "exec_accuracy"));
 	if (speed_measured(s)) {
+		json_t *fp;
+		size_t i;
+
 		geak_buf_puts(b, "\n- mean speedup over passing kernels: ");
 		put_speedup(b, num(s, "speedup_mean"));
 		geak_buf_puts(b, "; geometric mean: ");
 		put_speedup(b, num(s, "speedup_geomean"));
+		json_array_foreach(json_object_get(s, "fast_p"), i, fp) {
+			geak_buf_printf(b, "%sfast_%g ", i ? ", " :
+			    "\n- fast_p (correct and more than p times faster): ", num(fp, "p"));
+			put_percent(b, num(fp, "share"));
+		}
 	} else {
 		geak_buf_puts(b, "\n- speed: not measured");
 	}

@@ -18,13 +18,14 @@ skipped="
 geak-eval.1-3 it needs two GPUs
 geak-gen.1-1 it needs an Anthropic key
 geak-gen.1-4 it needs a key in WORK_KEY
+geak-import.1-5 it evaluates all 100 KernelBench level-1 references: hours on the CPU
 geak-loop.1-2 it needs two GPUs
 "
 # In the order they run: what one makes, a later one reads.
 ran="geak-eval.1-1 geak-eval.1-2 geak-eval.1-4 geak-gen.1-2 geak-gen.1-3 geak-gen.1-5
 geak-gen.1-6 geak-opt.1-1 geak-opt.1-2 geak-reflect.1-1 geak-reflect.1-2 geak-retrieve.1-1
 geak-retrieve.1-2 geak-retrieve.1-3 geak-loop.1-1 geak-select.1-1 geak-select.1-2
-geak-select.1-3 geak-import.1-1 geak-import.1-2 geak-import.1-3 geak-import.1-4"
+geak-select.1-3 geak-select.1-4 geak-import.1-1 geak-import.1-2 geak-import.1-3 geak-import.1-4"
 
 # Each block as shell text: mdoc's \e is a backslash, a "$ " prompt goes.
 mkdir ex
@@ -37,7 +38,7 @@ for page in "$top"/share/man/*.[157]; do
 		on && f != "" { gsub(/\\e/, "\\"); sub(/^\$ /, ""); print >> f }' "$page"
 done
 examples=$(ls ex | sort)
-plan $(($(printf '%s\n' $examples | wc -l) + 9))
+plan $(($(printf '%s\n' $examples | wc -l) + 10))
 
 unlisted=
 for e in $examples; do
@@ -153,6 +154,8 @@ check_same "the checkout and the branch give every task its instruction" "4 0" \
 check_same "--original-hip with GitHub's master archive: difficulties 1 and 2" "tbg/add_value tbg/sin_computation tbg/sin_kernel" \
 	"$(jq -r 'select(.error | not) | .id' geak-import.1-3.out | tr '\n' ' ' | sed 's/ $//')"
 check_match "why tasks failed, one line per reason" '^[0-9]+ [a-z]+: ' "$(cat geak-select.1-3.out)"
+check_same "fast_p at 0, 1, 1.5, 2 and 3" "0 1 1.5 2 3" \
+	"$(jq -r '.[0]' geak-select.1-4.out | tr '\n' ' ' | sed 's/ $//')"
 
 # The README's way from GEAK-eval's repository to task records.
 mkdir readme && cd readme
