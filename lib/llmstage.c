@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "llmstage.h"
+#include "progress.h"
 #include "record.h"
 #include "recpool.h"
 
@@ -126,21 +127,51 @@ split(void *arg, json_t *rec, const char *where, json_t ***parts)
 	return run->st->split(run->st->ctx, rec, where, parts);
 }
 
+/* The stage's requests over all the ensemble's models; the cost is
+ * known when it is for every model that was asked. */
 static void
-summary(struct geak_llm *llm, int named)
+stage_totals(const struct geak_llm_stage *st, struct geak_llm_totals *sum)
 {
-	struct geak_llm_totals t;
-	char who[256] = "";
+	size_t n = st->nmodels ? st->nmodels : st->llm != NULL;
 
-	geak_llm_totals(llm, &t);
-	if (named)
-		snprintf(who, sizeof who, " %s", geak_llm_model(llm));
-	if (t.cost_known)
-		geak_warn("llm%s: %ld call%s, %ld input and %ld output tokens, cost %.4f", who,
-		    t.calls, t.calls == 1 ? "" : "s", t.input_tokens, t.output_tokens, t.cost);
-	else
-		geak_warn("llm%s: %ld call%s, %ld input and %ld output tokens", who, t.calls,
-		    t.calls == 1 ? "" : "s", t.input_tokens, t.output_tokens);
+	*sum = (struct geak_llm_totals){ .cost_known = 1 };
+	for (size_t m = 0; m < n; m++) {
+		struct geak_llm_totals t;
+		geak_llm_totals(st->nmodels ? st->models[m] : st->llm, &t);
+		sum->calls += t.calls;
+		sum->input_tokens += t.input_tokens;
+		sum->output_tokens += t.output_tokens;
+		sum->cost += t.cost;
+		if (t.calls && !t.cost_known)
+			sum->cost_known = 0;
+	}
+}
+
+/* The requests' counts for the progress line and the summary: ", 12
+ * requests, 34.5k tokens, $0.12". */
+static void
+tally(void *arg, const struct geak_pool_stats *ps, struct geak_buf *b, int final)
+{
+	struct stage_run *run = arg;
+	struct geak_llm_totals t = { 0 };
+
+	stage_totals(run->st, &t);
+	if (t.calls == 0) {
+		geak_buf_puts(b, ", no requests");
+	} else {
+		geak_buf_printf(b, ", %ld request%s, ", t.calls, t.calls == 1 ? "" : "s");
+		geak_fmt_count(b, (double)(t.input_tokens + t.output_tokens));
+		geak_buf_puts(b, " tokens");
+	}
+	if (t.calls && t.cost_known) {
+		geak_buf_puts(b, ", ");
+		geak_fmt_cost(b, t.cost);
+	}
+	if (run->st->tally)
+		run->st->tally(run->st->ctx, b, final);
+	if (final && ps->passed)
+		geak_buf_printf(b, ", %zu passed through (%s)", ps->passed,
+		    run->st->pass_why ? run->st->pass_why : "nothing to ask");
 }
 
 int
@@ -165,6 +196,7 @@ geak_llm_stage_run(struct geak_llm_stage *st, char *const *paths, int npaths)
 	struct geak_pool pool = {
 		.paths = paths, .npaths = npaths, .nslots = n, .slots = slotp, .stoppable = 1,
 		.split = st->split ? split : NULL, .fn = work, .arg = &run,
+		.noun = st->noun ? st->noun : "done", .tally = tally,
 	};
 	status = geak_pool_run(&pool);
 	for (long i = 0; i < n; i++) {
@@ -179,8 +211,6 @@ geak_llm_stage_run(struct geak_llm_stage *st, char *const *paths, int npaths)
 		if (status == GEAK_EXIT_OK || status == GEAK_EXIT_RECORDS)
 			status = GEAK_EXIT_RUN;
 	}
-	for (size_t m = 0; st->verbose && st->llm && m < nm; m++)
-		summary(st->nmodels ? st->models[m] : st->llm, st->nmodels > 1);
 	free(run.first_failure);
 	pthread_mutex_destroy(&run.mu);
 	free(slots);
@@ -226,10 +256,11 @@ open_models(const struct geak_llm_config *cfg, const char *list, char **names, s
 		split_provider(tok, &c);
 		if (!*c.model)
 			continue;
-		/* Shared out, so that the ensemble keeps within the budget. */
-		if (c.max_cost >= 0)
+		/* Shared out, so that the ensemble keeps within the budget;
+		 * a ledger counts every model's spending already. */
+		if (c.max_cost >= 0 && !c.ledger_path)
 			c.max_cost /= (double)*n;
-		if (c.max_tokens_total >= 0)
+		if (c.max_tokens_total >= 0 && !c.ledger_path)
 			c.max_tokens_total /= (long)*n;
 		if (!(models[k] = geak_llm_open(&c))) {
 			while (k > 0)

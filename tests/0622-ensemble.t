@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$top/tests/06lib.sh"
 command -v jq >/dev/null 2>&1 || skip_all "jq is needed"
-plan 19
+plan 21
 
 cat > script.jsonl <<'EOS'
 {"match": "was timed against the reference", "text": "```reflection\nfast, by {model}\n```"}
@@ -57,6 +57,15 @@ check_same "one request to each API, each model by its own name" '["openai","m-a
 check_same "records name provider and model" '["openai","m-a"] ["anthropic","c-1"]' \
 	"$(jq -c '[.llm.provider, .llm.model]' mix.jsonl | tr '\n' ' ' | sed 's/ $//')"
 
+# 3b. A ledger counts every model's spending, so the ensemble stops
+# when it reaches the whole budget: one request, then none.
+: > llm.log
+task led 0 | geak-gen -j 1 -n 4 --model m-a,m-b --ledger ledger.json --max-tokens-total 1 \
+	> led.jsonl 2> led.err
+check_same "ledger: one request, by the first model" '"m-a"' "$(jq -c .model llm.log | tr '\n' ' ' | sed 's/ $//')"
+check_same "ledger: the other samples refused by the budget" 3 \
+	"$(jq -r 'select(.error.kind == "budget") | .sample' led.jsonl | wc -l | tr -d ' ')"
+
 # 4. --check asks every model; an empty list is refused.
 geak-gen --check --model m-a,m-b > check.out 2>&1
 check_same "--check: exit 0" 0 $?
@@ -73,15 +82,15 @@ ev() { # ev TASK RUN MODEL EXEC SPEEDUP TOKENS
 	jq -cn --arg t "$1" --argjson run "$2" --arg m "$3" --argjson exec "$4" --argjson sp "$5" \
 		--argjson tok "$6" '{id: ("plain/" + $t), run: $run, sample: 0, iter: 0,
 		code: ($t + $m), code_sha: ($t + $m), llm: {provider: "openai", model: $m},
-		usage_total: {calls: 1, input_tokens: $tok, output_tokens: 10},
+		usage_total: {calls: 1, input_tokens: $tok, output_tokens: 10, cost: ($tok / 400)},
 		eval: {code_sha: ($t + $m), call: true, exec: $exec, speedup: $sp, flags: []}}'
 }
 { ev p 0 m-a true 2 100; ev p 1 m-b false null 200; ev q 0 m-a true 1.5 300; ev q 1 m-b true 3 400; } > evaluated.jsonl
-geak-select --price-in 1 --price-out 2 -s summary.json -r report.html evaluated.jsonl > best.jsonl
+geak-select -s summary.json -r report.html evaluated.jsonl > best.jsonl
 check_same "geak-select: exit 0" 0 $?
 check_same "by model: tasks, passes, speedups, tokens and cost" \
-	'[["m-a",2,2,2,1.75,2,400,20,0.00044],["m-b",2,2,1,3,2,600,20,0.00064]]' \
-	"$(jq -c '[.by_model[] | [.model, .tasks, .call_pass, .exec_pass, .speedup_mean, .calls, .input_tokens, .output_tokens, .cost]]' summary.json)"
+	'[["m-a",2,2,2,1.75,2,400,20,1,0],["m-b",2,2,1,3,2,600,20,1.5,0]]' \
+	"$(jq -c '[.by_model[] | [.model, .tasks, .call_pass, .exec_pass, .speedup_mean, .calls, .input_tokens, .output_tokens, .cost, .unpriced_calls]]' summary.json)"
 check_same "the selection names the model of each pick" '["plain/p","m-a"] ["plain/q","m-b"]' \
 	"$(jq -c '[.id, .selected.model]' best.jsonl | tr '\n' ' ' | sed 's/ $//')"
 check_match "report: the by-model table" '<h2>By model</h2>.*<td>m-a</td><td>2</td><td>100.0%</td><td>100.0%</td><td>1.75x</td>' \
