@@ -341,16 +341,36 @@ usage(FILE *fp)
 	    "usage: %s [-j N] [--gpus LIST|auto | --cpu] [--cache DIR | --no-cache] [--timeout S]\n"
 	    "       [--compile-timeout S] [--seeds N] [--reps N] [--speedup-limit X] [--no-perf]\n"
 	    "       [--static strict|warn|off] [--python PATH] [--harness DIR] [--tmpdir DIR]\n"
-	    "       [--file-limit MIB] [--memory-limit MIB] [--proc-limit N] [--keep] [-u] [-v]\n"
-	    "       [file ...]\n"
+	    "       [--file-limit MIB] [--memory-limit MIB] [--proc-limit N] [--shard K/N] [--keep]\n"
+	    "       [-u] [-v] [file ...]\n"
 	    "       %s --list-gpus\n"
 	    "Evaluate candidate records: call, correctness against the reference, speedup.\n",
 	    geak_prog, geak_prog);
 }
 
+/* --shard K/N: of the input's records, those numbered K modulo N. */
+static long shard_k, shard_n;
+
+static void
+parse_shard(const char *arg)
+{
+	char *end, *nend;
+	long k, n;
+
+	errno = 0;
+	k = strtol(arg, &end, 10);
+	if (end == arg || *end != '/' || errno)
+		geak_die(GEAK_EXIT_USAGE, "--shard: '%s' is not K/N", arg);
+	n = strtol(end + 1, &nend, 10);
+	if (nend == end + 1 || *nend || errno || n < 1 || n > 1000000 || k < 0 || k >= n)
+		geak_die(GEAK_EXIT_USAGE, "--shard: want K/N with 0 <= K < N <= 1000000, not '%s'", arg);
+	shard_k = k;
+	shard_n = n;
+}
+
 enum { O_GPUS = 256, O_CACHE, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_LIMIT,
 	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU, O_NOPERF, O_STATIC, O_FILES,
-	O_MEMORY, O_PROCS };
+	O_MEMORY, O_PROCS, O_SHARD };
 
 static void
 parse_args(int argc, char **argv, const char **harness_dir)
@@ -370,6 +390,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		{ "file-limit", required_argument, NULL, O_FILES },
 		{ "memory-limit", required_argument, NULL, O_MEMORY },
 		{ "proc-limit", required_argument, NULL, O_PROCS },
+		{ "shard", required_argument, NULL, O_SHARD },
 		{ "list-gpus", no_argument, NULL, O_LIST }, { "cpu", no_argument, NULL, O_CPU }, { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION }, { NULL, 0, NULL, 0 },
 	};
@@ -402,6 +423,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		case O_MEMORY: geak_eopt.memory_mib = geak_parse_long(optarg, "--memory-limit", 0, 1L << 30); break;
 		case O_PROCS: geak_eopt.proc_limit = geak_parse_long(optarg, "--proc-limit", 0, 1L << 22); break;
 		case O_KEEP: geak_eopt.keep = 1; break;
+		case O_SHARD: parse_shard(optarg); break;
 		case O_LIST: exit(list_gpus());
 		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") < 0 ? GEAK_EXIT_FATAL : 0);
 		case O_VERSION: geak_print_version(); exit(0);
@@ -534,6 +556,7 @@ main(int argc, char **argv)
 	struct geak_pool pool = {
 		.paths = argv + optind, .npaths = argc - optind, .nslots = geak_eopt.jobs,
 		.unordered = geak_eopt.unordered, .slots = slotp, .fn = process, .slot_end = slot_end,
+		.shard = shard_k, .shards = shard_n,
 	};
 	status = geak_pool_run(&pool);
 	for (long i = 0; i < geak_eopt.jobs; i++)
