@@ -111,10 +111,15 @@ demo:
 deps:
 	@sh share/setup/deps.sh
 
+# The loop drivers, installed as commands (geak-slurm runs geak-loop).
+DRIVERS = examples/loop.sh=geak-loop examples/parallel.sh=geak-parallel bin/geak-slurm.sh=geak-slurm
+
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
-	cp $(TOOLS) bin/geak-*.sh $(DESTDIR)$(BINDIR)/ 2>/dev/null || cp $(TOOLS) $(DESTDIR)$(BINDIR)/
+	cp $(TOOLS) bin/geak-iter.sh $(DESTDIR)$(BINDIR)/
+	for d in $(DRIVERS); do \
+		cp "$${d%%=*}" "$(DESTDIR)$(BINDIR)/$${d#*=}" && chmod 755 "$(DESTDIR)$(BINDIR)/$${d#*=}" || exit 1; done
 	cd share && find . -path ./man -prune -o -type f -print | while read -r f; do \
 		mkdir -p "$(DESTDIR)$(SHAREDIR)/$${f%/*}" && cp "$$f" "$(DESTDIR)$(SHAREDIR)/$$f" || exit 1; done
 	cp Makefile.inc $(DESTDIR)$(SHAREDIR)/
@@ -124,6 +129,8 @@ install: all
 
 uninstall:
 	for t in $(notdir $(TOOLS)); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
+	for d in $(DRIVERS); do rm -f "$(DESTDIR)$(BINDIR)/$${d#*=}"; done
+	rm -f $(DESTDIR)$(BINDIR)/geak-iter.sh
 	rm -rf $(DESTDIR)$(SHAREDIR)
 	for m in $(notdir $(MAN1)); do rm -f $(DESTDIR)$(MANDIR)/man1/$$m; done
 	for m in $(notdir $(MAN5)); do rm -f $(DESTDIR)$(MANDIR)/man5/$$m; done
