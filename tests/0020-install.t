@@ -2,7 +2,7 @@
 # make install: tools, data, man pages where PREFIX and DESTDIR say, and
 # an installed tool finds its data without help.
 . "$(dirname "$0")/lib.sh"
-plan 6
+plan 8
 stage=$scratch/stage
 # A private copy of the tree, so the build here does not disturb the
 # one the other tests use.
@@ -27,4 +27,10 @@ echo '{"id":"plain/x","task":{"instruction":"row-wise softmax of a matrix"}}' > 
 out=$(env -u GEAK_SHAREDIR GEAK_SHAREDIR="$stage/opt/geak/share/geak" \
 	"$stage/opt/geak/bin/geak-retrieve" < t.jsonl 2>&1)
 check_match "installed geak-retrieve finds the default corpus" '"oneshot":\{"id":"[^"]*softmax' "$out"
+check "the loop drivers installed as commands" test -x "$stage/opt/geak/bin/geak-loop" -a \
+	-x "$stage/opt/geak/bin/geak-parallel" -a -x "$stage/opt/geak/bin/geak-slurm" -a \
+	-f "$stage/opt/geak/share/man/man1/geak-slurm.1"
+out=$("$stage/opt/geak/bin/geak-slurm" runs --dry-run -R 2 -o out t.jsonl 2>&1)
+check_match "installed geak-slurm submits itself, which finds geak-loop" \
+	"^exec '$stage/opt/geak/bin/geak-slurm' element" "$out"
 done_testing
