@@ -39,7 +39,7 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 
 import geakh  # noqa: E402
-from geakh import calibrate, guard, judge, run, sandbox, static  # noqa: E402
+from geakh import calibrate, guard, judge, pyprof, run, sandbox, static  # noqa: E402
 
 
 # Job layers (geakh/sandbox.py's letters, and L for Landlock) that the GPU
@@ -57,6 +57,8 @@ def _probe_device(d, skip, pidns):
         layers = sandbox.enter(d, [], [], skip, pidns)
         if "L" not in skip and not guard.restrict_writes([d, "/dev"]):
             raise OSError("Landlock could not be applied")
+        if not torch.cuda.is_available():
+            torch.cuda.init()  # raises with the runtime's reason
         if torch.cuda.is_available() and torch.cuda.device_count() > 0:
             p = torch.cuda.get_device_properties(0)
             info = {"name": p.name, "kind": "hip" if torch.version.hip else "cuda",
@@ -117,14 +119,21 @@ def probe_device():
     # jobs keep them all.
     if first.get("name") or not _probe(SKIP_LADDER[-1]).get("name"):
         return first
+    tried = [{"skip": "", "error": first.get("error")}]
     for skip in SKIP_LADDER[1:]:
         info = _probe(skip)
-        if info.get("name"):
-            JOB_SKIP = skip
-            info["sandbox_error"] = first.get("error")
-            if "L" in skip:
-                info["landlock_error"] = first.get("error")
-            return info
+        if not info.get("name"):
+            tried.append({"skip": "".join(sorted(skip)), "error": info.get("error")})
+            continue
+        # A rung drops every layer up to the one in the way: the layers
+        # depend on each other (a uid of its own needs the private root),
+        # so fewer is not tried.
+        JOB_SKIP = skip
+        info["sandbox_error"] = first.get("error")
+        info["probes"] = tried
+        if "L" in skip:
+            info["landlock_error"] = first.get("error")
+        return info
     return first
 
 
@@ -343,6 +352,7 @@ def child(req, status_w, go_r, out_w, err_w, pidns):
         if op in ("run", "calibrate") and CPU:
             from geakh import cpu
             cpu.install()
+        pyprof.start()
         if op == "run":
             run.main(d, req["nonce"], req, hooks)
         elif op == "calibrate":
@@ -356,6 +366,7 @@ def child(req, status_w, go_r, out_w, err_w, pidns):
         else:
             raise ValueError(f"unknown op {op!r}")
         code = 0
+        pyprof.dump(d, f"op {op}")
     except BaseException:  # noqa: B902 - report anything, then leave
         import traceback
         traceback.print_exc()
@@ -621,7 +632,21 @@ def fingerprint():
     return out
 
 
+def _warm_triton():
+    """Triton's cache key hashes its own files once per process; done
+    here, every job forked from this worker has it (it cost each job
+    most of a second)."""
+    if CPU:
+        return
+    try:
+        from triton.runtime.cache import triton_key
+        triton_key()
+    except Exception:  # noqa: BLE001 - another Triton: each job hashes for itself
+        pass
+
+
 def main():
+    _warm_triton()
     guard.become_subreaper()
     signal.signal(signal.SIGUSR1, _on_pause_signal)
     signal.signal(signal.SIGUSR2, _on_pause_signal)

@@ -70,4 +70,11 @@ for f in "$c"/*.py; do
 		'{schema: 1, id: "plain/add", cheat: $name, code: $code,
 		  task: {suite: "plain", name: "add", reference: $ref, test: $test, perf: $perf}}'
 done > "$dir/cheats.jsonl"
+for f in "$c"/tbg/*.py; do
+	case $f in */tbg/reference.py|*/tbg/test.py) continue ;; esac
+	jq -nc --rawfile ref "$c/tbg/reference.py" --rawfile test "$c/tbg/test.py" --rawfile code "$f" \
+		--arg name "tbg-$(basename "$f" .py)" \
+		'{schema: 1, id: "tbg/addk", cheat: $name, code: $code,
+		  task: {suite: "tbg", name: "addk", reference: $ref, test: $test}}'
+done >> "$dir/cheats.jsonl"
 wc -l "$dir"/*.jsonl

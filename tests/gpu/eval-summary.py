@@ -104,7 +104,10 @@ def main(argv):
         if r.get("error"):
             line += " ERROR " + r["error"].get("message", "")[:80]
         if expect_dir and r.get("cheat"):
-            with open(os.path.join(expect_dir, r["cheat"] + ".py")) as fp:
+            name = r["cheat"]
+            # tbg-NAME: tests/cheats/tbg/NAME.py, a TritonBench-style task's cheat
+            rel = os.path.join("tbg", name[4:]) if name.startswith("tbg-") else name
+            with open(os.path.join(expect_dir, rel + ".py")) as fp:
                 want = re.search(r"^# expect: (.*)$", fp.read(), re.M).group(1)
             ok = expect_ok(want, ev)
             bad += not ok

@@ -80,7 +80,7 @@ status=$?
 echo "geak-eval exited $status after $(( $(date +%s) - start )) s"
 verdict "$( [ $status -le 1 ]; echo $?)" "geak-eval ran to its end (status $status)"
 for f in cache/worker/*.json; do
-	[ -r "$f" ] && "$GEAK_PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1]))["device"]; print("device:", d.get("name"), "| job layers:", d.get("layers"), "| first error:", d.get("sandbox_error") or d.get("landlock_error"))' "$f"
+	[ -r "$f" ] && "$GEAK_PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1]))["device"]; print("device:", d.get("name"), "| job layers:", d.get("layers"), "| first error:", d.get("sandbox_error") or d.get("landlock_error")); [print("  without", p["skip"] or "nothing", "->", p["error"] or "the device shows") for p in d.get("probes") or []]' "$f"
 done
 grep -o 'cand-[A-Za-z0-9]*: exit after [0-9.]* s' trace.txt | awk '{ s += $4; n++ } END { if (n) printf "candidate runs: %d, mean %.2f s\n", n, s / n }'
 

@@ -36,7 +36,7 @@ import traceback
 
 import torch
 
-from . import compare, guard, values
+from . import compare, guard, pyprof, values
 from .errors import error_info
 
 # This process compares outputs between the runs it forks.  A torch that
@@ -74,6 +74,7 @@ def _run_process(d, name, spec, plan, budget):
             os.chdir(sub)
             run.main(sub, nonce, {"plan": plan}, {"progress": lambda: None, "ready": lambda: False})
             code = 0
+            pyprof.dump(d, f"calibration run {name}", f"pyprofile-{name}")
         except BaseException as exc:  # noqa: B902
             traceback.print_exc()
             with open(os.path.join(sub, "failed.json"), "w") as fp:

@@ -30,6 +30,35 @@ def _cpu_mode():
     return os.environ.get("TRITON_INTERPRET") == "1"
 
 
+# Random draws a host-side input maker makes (a TritonBench perf script's
+# torch.rand and kin without a device): on the GPU they take milliseconds
+# where the host's generator, which runs on one thread, took seconds.
+HOST_DRAWS = frozenset((torch.rand, torch.randn, torch.randint))
+
+
+class DeviceDraws(TorchFunctionMode):
+    """Inside, the draws of HOST_DRAWS meant for the host are made on the
+    device and copied to the host: the same values for every run seeded
+    alike on the same kind of device, made faster."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        device = kwargs.get("device")
+        if func not in HOST_DRAWS or kwargs.get("generator") is not None or \
+                kwargs.get("out") is not None or \
+                (device is not None and torch.device(device).type != "cpu"):
+            return func(*args, **kwargs)
+        return func(*args, **{**kwargs, "device": "cuda"}).to("cpu")
+
+
+def drawn_on_device(device):
+    """A context in which host-side random draws are made on device
+    (nothing changes on the CPU)."""
+    if device == "cpu" or not torch.cuda.is_available():
+        return contextlib.nullcontext()
+    return DeviceDraws()
+
+
 # ---- allocator poisoning -----------------------------------------------
 
 def poison(device):

@@ -54,8 +54,20 @@ def forget_modules(d):
     root = os.path.realpath(d) + os.sep
     for key, mod in list(sys.modules.items()):
         path = getattr(mod, "__file__", None)
-        if isinstance(path, str) and os.path.realpath(path).startswith(root):
+        if isinstance(path, str) and _real(path).startswith(root):
             del sys.modules[key]
+
+
+_REAL = {}
+
+
+def _real(path):
+    """os.path.realpath, remembered: thousands of modules are looked at
+    per session, and their files stay where they are."""
+    real = _REAL.get(path)
+    if real is None:
+        real = _REAL[path] = os.path.realpath(path)
+    return real
 
 
 def _file(program, test, sub):
@@ -80,7 +92,13 @@ def session(program, test, sub, select):
     path = _file(program, test, sub)
     forget_modules(program.dir)
     plugin = Plugin(_names(program))
-    args = [path, "-q", "-p", "no:cacheprovider", "--noconftest", "-k", select,
+    # pytest's own plugins only, less those that capture logging and
+    # watch for unraisable exceptions (which collects garbage after each
+    # test): the tests use none of them, and loading, rewriting and
+    # running them cost most of a session's time.
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    args = [path, "-q", "-p", "no:cacheprovider", "-p", "no:logging", "-p", "no:unraisableexception",
+            "-p", "no:threadexception", "--noconftest", "-k", select,
             "--rootdir", os.path.dirname(path), "-o", "python_files=*.py",
             "--import-mode=importlib"]
     code = pytest.main(args, plugins=[plugin])

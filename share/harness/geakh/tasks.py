@@ -273,10 +273,11 @@ class Program:
             self._load_tbg(with_test=False)
         if self.perf_cases is None:
             # Made once per process: the checks and the timing use the
-            # same inputs, and a script makes them on the host in seconds.
+            # same inputs; their random values are drawn on the device.
             pm = _perf_instance(self._perf_script())
             guard.reseed(self.spec.get("seeds", [42])[0])
-            pm.get_input_tensors()
+            with guard.drawn_on_device(self.device):
+                pm.get_input_tensors()
             self.perf_cases = pm
         pm = self.perf_cases
         ref = on_reference_cache(self._reference_perf().call_op) if with_reference else None

@@ -20,20 +20,27 @@ _equal, _isnan = torch.equal, torch.isnan
 # the outputs, and by its sums; whole outputs of several GiB took minutes
 # to save and compare.
 FULL_BYTES = 32 << 20
+# The same for a performance case's outputs, whose cases are many and
+# large: whole, they made the outputs file hundreds of MiB to write, hash
+# and read back for every candidate.
+PERF_FULL_BYTES = 4 << 20
 SAMPLE_POINTS = 1 << 20
 SUM_PIECE = 1 << 26
 
 
-def sample_positions(numel, salt):
+def sample_positions(numel, salt, device="cpu"):
     """SAMPLE_POINTS flat positions of a tensor of numel elements, the same
-    for every run given the same salt: evenly strided with a random phase
-    per stride, so that every region of the tensor is looked at."""
+    for every run given the same salt: one in each of SAMPLE_POINTS equal
+    spans that tile the tensor to its last element, at a pseudo-random
+    place in its span (a multiplicative hash of the span's number), so
+    that every region of the tensor is looked at."""
     n = min(numel, SAMPLE_POINTS)
-    stride = numel // n
-    seed = int.from_bytes(hashlib.sha256(salt.encode()).digest()[:8], "little")
-    gen = torch.Generator().manual_seed(seed)
-    phase = torch.randint(0, max(1, stride), (n,), generator=gen)
-    return torch.arange(n, dtype=torch.int64) * stride + phase
+    seed = int.from_bytes(hashlib.sha256(salt.encode()).digest()[:7], "little")
+    i = torch.arange(n, dtype=torch.int64, device=device)
+    start = i * numel // n
+    width = (i + 1) * numel // n - start
+    mixed = ((i + seed) * 0x9E3779B1 + (seed >> 13)) & 0x7FFFFFFFFFFF
+    return start + (mixed >> 11) % width
 
 
 def sample(t, salt):
@@ -41,28 +48,35 @@ def sample(t, salt):
     at sample_positions, and float64 sums of the values and their
     magnitudes (NaN and infinities counted apart)."""
     flat = t.detach().reshape(-1)
-    idx = sample_positions(flat.numel(), salt)
+    # Computed where the tensor is: on the host they took longer than
+    # the rest of the sample.
+    idx = sample_positions(flat.numel(), salt, flat.device)
     out = {"__sample__": True, "shape": tuple(t.shape), "dtype": str(t.dtype),
-           "idx": idx, "values": flat[idx.to(flat.device)].to("cpu")}
-    total = absolute = 0.0
-    nan = inf = 0
+           "idx": idx.to("cpu"), "values": flat[idx].to("cpu")}
+    if flat.dtype == torch.bool:
+        flat = flat.to(torch.uint8)
     floating = t.is_floating_point() or t.is_complex()
+    wide = torch.complex128 if t.is_complex() else torch.float64
+    total = torch.zeros((), dtype=wide, device=flat.device)
+    absolute = torch.zeros((), dtype=torch.float64, device=flat.device)
+    nan = torch.zeros((), dtype=torch.int64, device=flat.device)
+    inf = torch.zeros((), dtype=torch.int64, device=flat.device)
     # In pieces: a float64 copy of a whole output of several GiB does not
-    # fit beside it.
+    # fit beside it.  Summed where the tensor is, read once at the end.
     for i in range(0, flat.numel(), SUM_PIECE):
         piece = flat[i:i + SUM_PIECE]
         if floating:
             finite = torch.isfinite(piece)
-            nan += int(torch.isnan(piece).sum())
-            inf += int((~finite).sum())
+            nan += torch.isnan(piece).sum()
+            inf += finite.numel() - finite.sum()
             piece = torch.where(finite, piece, torch.zeros((), dtype=piece.dtype, device=piece.device))
-        wide = piece.double()
-        total += float(wide.sum())
-        absolute += float(wide.abs().sum())
-        del piece, wide
-    out["sum"], out["abssum"] = total, absolute
+            del finite
+        total += piece.sum(dtype=wide)
+        absolute += piece.abs().sum(dtype=torch.float64)
+        del piece
+    out["sum"], out["abssum"] = float(total.real), float(absolute)
     if floating:
-        out["nan"], out["inf"] = nan, inf - nan
+        out["nan"], out["inf"] = int(nan), int(inf - nan)
     return out
 
 
@@ -70,7 +84,7 @@ def is_sample(x):
     return isinstance(x, dict) and x.get("__sample__") is True
 
 
-def portable(x, notes, own=None, path="", host=True, depth=0):
+def portable(x, notes, own=None, path="", host=True, depth=0, full=FULL_BYTES):
     """x as plain data (see the module's docstring); notes gets
     "tensor_subclass" and "foreign_object" (an object of a class that own,
     the module under test, defines).  With host False tensors stay where
@@ -83,7 +97,7 @@ def portable(x, notes, own=None, path="", host=True, depth=0):
             return x
         if not host:
             return x.detach().clone()
-        if x.numel() * x.element_size() > FULL_BYTES:
+        if x.numel() * x.element_size() > full:
             return sample(x, path)
         return x.detach().to("cpu").clone()
     if x is None or isinstance(x, (bool, int, float, complex, str, bytes, torch.dtype)):
@@ -92,15 +106,15 @@ def portable(x, notes, own=None, path="", host=True, depth=0):
         return tuple(int(v) for v in x)
     if isinstance(x, (dict, collections.OrderedDict)):
         return {(k if isinstance(k, (str, int, float, bool)) else repr(k)):
-                portable(v, notes, own, f"{path}[{k!r}]", host, depth + 1) for k, v in x.items()}
+                portable(v, notes, own, f"{path}[{k!r}]", host, depth + 1, full) for k, v in x.items()}
     if isinstance(x, tuple) and type(x) is not tuple and hasattr(x, "_fields"):
-        return tuple(portable(v, notes, own, f"{path}[{i}]", host, depth + 1) for i, v in enumerate(x))
+        return tuple(portable(v, notes, own, f"{path}[{i}]", host, depth + 1, full) for i, v in enumerate(x))
     if type(x) in (list, tuple):
-        return type(x)(portable(v, notes, own, f"{path}[{i}]", host, depth + 1) for i, v in enumerate(x))
+        return type(x)(portable(v, notes, own, f"{path}[{i}]", host, depth + 1, full) for i, v in enumerate(x))
     try:
         import numpy as np
         if isinstance(x, np.ndarray):
-            return portable(torch.from_numpy(x.copy()), notes, own, path, host, depth)
+            return portable(torch.from_numpy(x.copy()), notes, own, path, host, depth, full)
         if isinstance(x, np.generic):
             return x.item()
     except ImportError:
@@ -189,10 +203,11 @@ def changed_inputs(x, master):
 def case_outputs(out, x, master, key, notes):
     """A performance case's outputs: what the call returned, and the
     inputs it changed."""
-    got = {"ret": portable(out, notes, path=f"perf{key}")}
+    got = {"ret": portable(out, notes, path=f"perf{key}", full=PERF_FULL_BYTES)}
     changed = changed_inputs(x, master)
     if changed:
-        got["args"] = {pos: portable(t, notes, path=f"perf{key}.{pos}") for pos, t in changed}
+        got["args"] = {pos: portable(t, notes, path=f"perf{key}.{pos}", full=PERF_FULL_BYTES)
+                       for pos, t in changed}
     return got
 
 
