@@ -28,7 +28,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 start_slurm 4
 trap cleanup EXIT
-plan 35
+plan 37
 start_llm "$top/examples/demo/script.jsonl"
 trap cleanup EXIT
 slurm=$top/bin/geak-slurm.sh
@@ -55,20 +55,20 @@ check "and submits nothing, makes no folder" test ! -e dry -a -z "$(squeue -h -o
 "$slurm" runs -R 0 "$task" 2> usage.err
 check_same "a bad option value is a usage error" 2 $?
 
-# parallel.sh -R 3 and a 3-element array, each with a cache of its own.
-XDG_CACHE_HOME=$scratch/cache-par TRITON_CACHE_DIR=$scratch/cache-par/triton
-export XDG_CACHE_HOME TRITON_CACHE_DIR
-t0=$(now)
-GEAK_EVAL_FLAGS=--cpu "$top/examples/parallel.sh" -n 2 -R 3 -P 3 -o "$scratch/par" "$task" 2> par.err
-check_same "parallel.sh -R 3 completes" 0 $?
-t1=$(now)
+# A 3-element array and parallel.sh -R 3, each with a cache of its own.
 XDG_CACHE_HOME=$scratch/cache-array TRITON_CACHE_DIR=$scratch/cache-array/triton
+export XDG_CACHE_HOME TRITON_CACHE_DIR
 t2=$(now)
 "$slurm" runs -W -R 3 -i 2 --cpu -o "$scratch/arr" "$task" 2> arr.err
 check_same "the array and its merge complete (sbatch --wait)" 0 $?
 t3=$(now)
+XDG_CACHE_HOME=$scratch/cache-par TRITON_CACHE_DIR=$scratch/cache-par/triton
+t0=$(now)
+GEAK_EVAL_FLAGS=--cpu "$top/examples/parallel.sh" -n 2 -R 3 -P 3 -o "$scratch/par" "$task" 2> par.err
+check_same "parallel.sh -R 3 completes" 0 $?
+t1=$(now)
 echo "# 3 runs of 2 iterations: parallel.sh -R 3 -P 3 $(secs "$t0" "$t1") s," \
-	"Slurm array + merge $(secs "$t2" "$t3") s (same machine, caches of their own)"
+	"Slurm array + merge $(secs "$t2" "$t3") s (run first; same machine, caches of their own)"
 sed 's/^/# /' arr.err | tail -n 3
 check_same "each element ran once, its start logged" "1 1 1" \
 	"$(for r in 0 1 2; do grep -c 'geak-slurm: run '$r', job' arr/run-$r.log; done | tr '\n' ' ' | sed 's/ $//')"
@@ -99,6 +99,10 @@ until grep -q 'the run failed' llm.log 2>/dev/null || [ $n -ge 1500 ]; do
 	n=$((n + 1))
 done
 check_same "the element is running when the reflection is asked" RUNNING "$(job_state "${array}_0")"
+# A second instance on the folder waits for the lock, and gives up.
+SLURM_ARRAY_TASK_ID=0 "$slurm" element --lock-wait 1 -i 2 --cpu -o "$scratch/rq" "$task" 2> second.err
+check_same "a second instance on the running element's folder fails" 3 $?
+check_match "and says why" 'run-0 is still in use \(pid [0-9]+\) after 1 s; not started' "$(cat second.err)"
 scontrol requeue "${array}_0"
 check_same "scontrol requeue takes it" 0 $?
 # Slurm holds a requeued job back for a while; it may start at once here.
