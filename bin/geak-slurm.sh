@@ -201,6 +201,8 @@ EOF
 	array=$job_id
 	set -- --dependency="afterany:$array"
 	[ -n "$wait" ] && set -- "$@" --wait
+	[ -n "$wait" ] && [ -z "$dry" ] &&
+		echo "$prog: $runs runs submitted as job $array (logs $outd/run-*.log); waiting for them and their merge" >&2
 	submit merge "$outd/merge.sbatch" "$@" <<EOF
 #!/bin/sh
 #SBATCH --job-name=geak-merge
@@ -248,6 +250,8 @@ eval_cmd() {
 #SBATCH --gpus-per-task=$gpus"
 	set --
 	[ -n "$wait" ] && set -- --wait
+	[ -n "$wait" ] && [ -z "$dry" ] &&
+		echo "$prog: submitting $file in $tasks_n tasks and waiting for them (log $work/job.log)" >&2
 	submit eval "$work/eval.sbatch" "$@" <<EOF
 #!/bin/sh
 #SBATCH --job-name=geak-eval
