@@ -38,8 +38,15 @@ HOST_DRAWS = frozenset((torch.rand, torch.randn, torch.randint))
 
 class DeviceDraws(TorchFunctionMode):
     """Inside, the draws of HOST_DRAWS meant for the host are made on the
-    device and copied to the host: the same values for every run seeded
-    alike on the same kind of device, made faster."""
+    device: the same values for every run seeded alike on the same kind
+    of device.  They stay there up to KEEP_BYTES in all (copying them to
+    the host and back cost more than drawing them), and the rest is
+    copied to the host, where a perf script keeps its inputs."""
+    KEEP_BYTES = 4 << 30
+
+    def __init__(self, keep=True):
+        super().__init__()
+        self.kept = 0 if keep else self.KEEP_BYTES + 1
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -48,15 +55,20 @@ class DeviceDraws(TorchFunctionMode):
                 kwargs.get("out") is not None or \
                 (device is not None and torch.device(device).type != "cpu"):
             return func(*args, **kwargs)
-        return func(*args, **{**kwargs, "device": "cuda"}).to("cpu")
+        drawn = func(*args, **{**kwargs, "device": "cuda"})
+        size = drawn.numel() * drawn.element_size()
+        if self.kept + size > self.KEEP_BYTES:
+            return drawn.to("cpu")
+        self.kept += size
+        return drawn
 
 
-def drawn_on_device(device):
-    """A context in which host-side random draws are made on device
-    (nothing changes on the CPU)."""
+def drawn_on_device(device, keep=True):
+    """A context in which host-side random draws are made on device (kept
+    there unless keep is False; nothing changes on the CPU)."""
     if device == "cpu" or not torch.cuda.is_available():
         return contextlib.nullcontext()
-    return DeviceDraws()
+    return DeviceDraws(keep)
 
 
 # ---- allocator poisoning -----------------------------------------------

@@ -274,20 +274,34 @@ class Program:
         if self.perf_cases is None:
             # Made once per process: the checks and the timing use the
             # same inputs; their random values are drawn on the device.
-            pm = _perf_instance(self._perf_script())
-            guard.reseed(self.spec.get("seeds", [42])[0])
-            with guard.drawn_on_device(self.device):
-                pm.get_input_tensors()
-            self.perf_cases = pm
+            self.perf_cases = self._perf_inputs()
         pm = self.perf_cases
         ref = on_reference_cache(self._reference_perf().call_op) if with_reference else None
         meta = Meta(getattr(pm, "get_gbps", None), getattr(pm, "get_tflops", None))
         host = pm.input_tensors
         for i in range(len(host)):
-            inp = pm.to_cuda(host[i])  # one case on the device at a time
+            inp = pm.to_cuda(host[i])  # from the host, one case on the device at a time
             visit(i, lambda poison=False, inp=inp: clone(inp, poison), pm.call_op, meta, host[i], inp,
                   ref=ref)
             del inp
+
+    def _perf_inputs(self):
+        """The perf script's instance with its inputs, their random values
+        drawn on the device and kept there; a script that mixes them with
+        tensors it makes on the host gets them on the host, drawn alike."""
+        seed = self.spec.get("seeds", [42])[0]
+        try:
+            pm = _perf_instance(self._perf_script())
+            guard.reseed(seed)
+            with guard.drawn_on_device(self.device):
+                pm.get_input_tensors()
+            return pm
+        except (RuntimeError, TypeError):
+            pm = _perf_instance(self._perf_script())
+            guard.reseed(seed)
+            with guard.drawn_on_device(self.device, keep=False):
+                pm.get_input_tensors()
+            return pm
 
     def _cases_plain(self, visit, with_reference):
         if self.mod is None:
