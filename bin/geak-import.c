@@ -1,6 +1,6 @@
-/* geak-import: turn the TritonBench-revised and ROCm benchmarks, as a
- * user has them (a checkout, a downloaded archive, loose instruction
- * files), into task records. */
+/* geak-import: turn the TritonBench-revised, ROCm and KernelBench
+ * benchmarks, as a user has them (a checkout, a downloaded archive, loose
+ * instruction files), into task records. */
 #include <getopt.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -8,6 +8,8 @@
 
 #include "bench.h"
 #include "benchsrc.h"
+#include "kbprob.h"
+#include "prompt.h"
 #include "pysig.h"
 #include "record.h"
 #include "recpool.h"
@@ -20,6 +22,7 @@ enum kind {
 	K_ROCM,        /* ROCm benchmark kernel file */
 	K_ROCM_TUNE,   /* its autotune-friendly variant */
 	K_ORIG,        /* thunlp's original TritonBench-G kernel file */
+	K_KB,          /* KernelBench problem file */
 	K_TBG_INSTR,   /* instruction files, known by name alone */
 	K_ROCM_INSTR,
 	K_ORIG_META,
@@ -39,6 +42,10 @@ static const struct layout {
 	/* thunlp's layout is a suffix of GEAK-eval's: tried last, and
 	 * never under geak_eval/. */
 	{K_ORIG, "data/TritonBench_G_v1/", ".py"},
+	/* KernelBench's levels 1-3 (level 4 needs models from the network). */
+	{K_KB, "KernelBench/level1/", ".py"},
+	{K_KB, "KernelBench/level2/", ".py"},
+	{K_KB, "KernelBench/level3/", ".py"},
 };
 
 /* Files found by their base name: the JSON files are not on GEAK-eval's
@@ -70,14 +77,19 @@ struct store {
 };
 
 struct task {
-	const char *suite; /* "tbg" or "rocm" */
+	const char *suite; /* "tbg", "rocm" or "kernelbench" */
 	struct file *kernel;
 	int original;      /* thunlp's file: no GEAK-eval kernels were given */
 	int selected;
 };
 
 struct opts {
-	int suite_tbg, suite_rocm;
+	int suite_tbg, suite_rocm, suite_kb;
+	int level[4];      /* level[l] = 1 when selected */
+	int any_level;     /* no --level given */
+	double kb_timeout;  /* task.timeout of level-3 tasks; 0: none */
+	long cpu_elements;  /* the CPU-mode rule's input size, elements */
+	const char *prompts;
 	int difficulty[8]; /* difficulty[d] = 1 when selected */
 	int any_difficulty; /* no --difficulty given */
 	char **ids;
@@ -91,16 +103,27 @@ struct opts {
 
 static const char *const license_tbg = "Apache-2.0";
 static const char *const license_rocm = "Apache-2.0 AND MIT";
+static const char *const license_kb = "MIT";
+
+/* Under Triton's interpreter elements go at a few million a second at
+ * best (tests/bench/kernelbench-cpu.sh), against the evaluator's four
+ * runs of a candidate in its time limit. */
+#define KB_CPU_ELEMENTS (1L << 22)
+/* Matrix products, convolutions and attention do work that grows faster
+ * than their inputs: a 64-fold smaller input. */
+#define KB_CPU_HEAVY_SHIFT 6
+#define KB_LEVEL3_TIMEOUT 600.0
 
 static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-	    "usage: %s [--suite tbg|rocm|all] [--difficulty LIST] [--ids LIST|FILE]\n"
-	    "       [--original-hip SOURCE] [--cpu-ok FILE] [--as-candidate] [--list]\n"
-	    "       SOURCE...\n"
-	    "SOURCE: a GEAK-eval or TritonBench checkout (directory), its archive\n"
-	    "(tar, tar.gz, zip, ...; '-' for stdin) or a loose instruction JSON file.\n",
+	    "usage: %s [--suite tbg|rocm|kernelbench|all] [--difficulty LIST] [--level LIST]\n"
+	    "       [--ids LIST|FILE] [--original-hip SOURCE] [--cpu-ok FILE]\n"
+	    "       [--cpu-elements N] [--level3-timeout SECONDS] [--prompts DIR]\n"
+	    "       [--as-candidate] [--list] SOURCE...\n"
+	    "SOURCE: a GEAK-eval, TritonBench or KernelBench checkout (directory), its\n"
+	    "archive (tar, tar.gz, zip, ...; '-' for stdin) or a loose instruction JSON file.\n",
 	    geak_prog);
 }
 
@@ -134,7 +157,11 @@ classify(const char *path, int thunlp_only, char **name, const char **upath)
 		if (bl <= sl || strcmp(base + bl - sl, l->suffix) != 0 ||
 		    strcmp(base, "__init__.py") == 0)
 			continue;
-		*name = geak_xstrndup(base, bl - sl);
+		if (l->kind == K_KB) /* "level1/19_ReLU": the level is part of it */
+			*name = geak_xasprintf("%.*s/%.*s", (int)(dl - 13), l->dir + 12,
+			    (int)(bl - sl), base);
+		else
+			*name = geak_xstrndup(base, bl - sl);
 		*upath = at;
 		return l->kind;
 	}
@@ -295,6 +322,26 @@ parse_difficulty(const char *arg, struct opts *o)
 	free(copy);
 }
 
+/* Parse "1,3" or "1-2" into level[1..3]. */
+static void
+parse_levels(const char *arg, struct opts *o)
+{
+	char *copy = geak_xstrdup(arg), *save = NULL;
+
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *dash = strchr(tok, '-');
+		long lo, hi;
+		if (dash)
+			*dash = '\0';
+		lo = geak_parse_long(tok, "--level", 1, 3);
+		hi = dash ? geak_parse_long(dash + 1, "--level", lo, 3) : lo;
+		for (long l = lo; l <= hi; l++)
+			o->level[l] = 1;
+	}
+	o->any_level = 0;
+	free(copy);
+}
+
 static void
 add_id(struct opts *o, const char *s, size_t n)
 {
@@ -329,7 +376,8 @@ parse_ids(const char *arg, struct opts *o)
 	free(text);
 }
 
-/* 1 when an --ids entry names the task: "suite/name", "name" or "name.py". */
+/* 1 when an --ids entry names the task: "suite/name", "name" or "name.py"
+ * (a KernelBench name holds its level: "level1/19_ReLU"). */
 static int
 id_matches(const char *want, const struct task *t)
 {
@@ -337,19 +385,37 @@ id_matches(const char *want, const struct task *t)
 
 	if (strncmp(want, t->suite, sl) == 0 && want[sl] == '/')
 		want += sl + 1;
-	else if (strchr(want, '/'))
+	else if (strchr(want, '/') && !strchr(t->kernel->name, '/'))
 		return 0;
 	return strncmp(want, t->kernel->name, nl) == 0 &&
 	    (want[nl] == '\0' || strcmp(want + nl, ".py") == 0);
+}
+
+/* KernelBench's "level1/19_ReLU" as (1, 19). */
+static void
+kb_numbers(const char *name, long *level, long *number)
+{
+	*level = strtol(name + 5, NULL, 10);
+	*number = strtol(strchr(name, '/') + 1, NULL, 10);
 }
 
 static int
 cmp_task(const void *a, const void *b)
 {
 	const struct task *x = a, *y = b;
-	int r = strcmp(y->suite, x->suite); /* "tbg" before "rocm" */
+	int r = strcmp(y->suite, x->suite); /* tbg, rocm, kernelbench */
+	long xl, xn, yl, yn;
 
-	return r ? r : strcmp(x->kernel->name, y->kernel->name);
+	if (r || strcmp(x->suite, "kernelbench") != 0)
+		return r ? r : strcmp(x->kernel->name, y->kernel->name);
+	/* by level, then by problem number as KernelBench counts them */
+	kb_numbers(x->kernel->name, &xl, &xn);
+	kb_numbers(y->kernel->name, &yl, &yn);
+	if (xl != yl)
+		return xl < yl ? -1 : 1;
+	if (xn != yn)
+		return xn < yn ? -1 : 1;
+	return strcmp(x->kernel->name, y->kernel->name);
 }
 
 /* The entry about t in an index made by index_instructions. */
@@ -385,8 +451,8 @@ select_tasks(struct task *tasks, size_t n, json_t *tbg_index, struct opts *o)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct task *t = &tasks[i];
-		int is_tbg = strcmp(t->suite, "tbg") == 0;
-		t->selected = is_tbg ? o->suite_tbg : o->suite_rocm;
+		int is_tbg = strcmp(t->suite, "tbg") == 0, is_kb = strcmp(t->suite, "kernelbench") == 0;
+		t->selected = is_tbg ? o->suite_tbg : is_kb ? o->suite_kb : o->suite_rocm;
 		if (t->selected && o->ids_given) {
 			int hit = 0;
 			for (size_t j = 0; j < o->nids; j++)
@@ -397,6 +463,12 @@ select_tasks(struct task *tasks, size_t n, json_t *tbg_index, struct opts *o)
 		if (t->selected && !o->any_difficulty) {
 			int d = is_tbg ? difficulty_of(by_file(tbg_index, t)) : 0;
 			t->selected = o->difficulty[d];
+		}
+		if (t->selected && !o->any_level) {
+			long level = 0, number;
+			if (is_kb)
+				kb_numbers(t->kernel->name, &level, &number);
+			t->selected = is_kb && level >= 1 && level <= 3 && o->level[level];
 		}
 	}
 }
@@ -601,6 +673,206 @@ fill_rocm(json_t *task, const struct task *t, const struct ctx *c)
 	return NULL;
 }
 
+/* A value as Python writes it: 8192, 0.1, (3, 5), True. */
+static void
+put_value(struct geak_buf *b, json_t *v)
+{
+	size_t i;
+	json_t *item;
+
+	if (json_is_array(v)) {
+		geak_buf_puts(b, "(");
+		json_array_foreach(v, i, item) {
+			if (i)
+				geak_buf_puts(b, ", ");
+			put_value(b, item);
+		}
+		geak_buf_puts(b, json_array_size(v) == 1 ? ",)" : ")");
+	} else if (json_is_integer(v)) {
+		geak_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+	} else if (json_is_real(v)) {
+		/* the shortest text that reads back as the same double */
+		double d = json_real_value(v);
+		char text[32];
+		for (int prec = 1; prec <= 17; prec++) {
+			snprintf(text, sizeof text, "%.*g", prec, d);
+			if (strtod(text, NULL) == d)
+				break;
+		}
+		geak_buf_puts(b, text);
+		if (!strpbrk(text, ".eEn"))
+			geak_buf_puts(b, ".0");
+	} else if (json_is_boolean(v)) {
+		geak_buf_puts(b, json_is_true(v) ? "True" : "False");
+	} else {
+		geak_buf_puts(b, "?");
+	}
+}
+
+static char *
+value_text(json_t *v)
+{
+	struct geak_buf b = {0};
+
+	put_value(&b, v);
+	return geak_buf_steal(&b);
+}
+
+/* The variables of the KernelBench instruction template: the problem as
+ * read statically, with text to show for each input and init value. */
+static json_t *
+kb_vars(json_t *prob, const struct task *t, const char *ref)
+{
+	static const char *const kinds[] = {"", "a single operator", "a fusion of operators",
+		"a whole network"};
+	json_t *vars = json_deep_copy(prob), *list, *item, *ops;
+	struct geak_buf b = {0};
+	long level, number;
+	size_t i;
+
+	kb_numbers(t->kernel->name, &level, &number);
+	const char *title = strchr(t->kernel->name, '/') + 1;
+	title += strspn(title, "0123456789");
+	title += *title == '_';
+	char *clean = geak_xstrdup(title);
+	for (char *c = clean; *c; c++)
+		if (*c == '_')
+			*c = ' ';
+	for (size_t n = strlen(clean); n && clean[n - 1] == ' '; n--)
+		clean[n - 1] = '\0';
+	json_object_set_new(vars, "title", json_string(clean));
+	free(clean);
+	json_object_set_new(vars, "level", json_integer(level));
+	json_object_set_new(vars, "number", json_integer(number));
+	json_object_set_new(vars, "level_kind", json_string(kinds[level]));
+	json_object_set_new(vars, "reference", json_string(ref));
+	ops = json_object_get(vars, "operators");
+	json_array_foreach(ops, i, item)
+		geak_buf_printf(&b, "%s`%s`", i ? ", " : "", json_string_value(item));
+	json_object_set_new(vars, "operators_text", json_string(b.len ? b.data : ""));
+	geak_buf_free(&b);
+	list = json_object_get(vars, "inputs");
+	json_array_foreach(list, i, item) {
+		json_t *shape = json_object_get(item, "shape");
+		struct geak_buf d = {0};
+		if (json_is_string(json_object_get(item, "dtype"))) {
+			geak_buf_printf(&d, "%s tensor", json_string_value(json_object_get(item, "dtype")));
+			if (json_is_array(shape)) {
+				char *st = value_text(shape);
+				geak_buf_printf(&d, " of shape %s", st);
+				free(st);
+			} else {
+				geak_buf_printf(&d, " made by `%s` (shape not read)",
+				    json_string_value(json_object_get(item, "text")));
+			}
+		} else if (json_is_null(json_object_get(item, "value"))) {
+			geak_buf_printf(&d, "`%s`", json_string_value(json_object_get(item, "text")));
+		} else {
+			char *vt = value_text(json_object_get(item, "value"));
+			geak_buf_printf(&d, "the value %s", vt);
+			free(vt);
+		}
+		json_object_set_new(item, "desc", json_string(d.data));
+		geak_buf_free(&d);
+	}
+	list = json_object_get(vars, "init");
+	json_array_foreach(list, i, item) {
+		json_t *v = json_object_get(item, "value");
+		char *vt = json_is_null(v) ? NULL : value_text(v);
+		json_object_set_new(item, "shown", json_string(vt ? vt : "(not read)"));
+		free(vt);
+	}
+	json_object_set_new(vars, "has_init", json_boolean(json_array_size(list) > 0));
+	return vars;
+}
+
+/* 1 for an operator whose work grows faster than its inputs. */
+static int
+is_heavy(const char *op)
+{
+	static const char *const heavy[] = {"matmul", "mm", "bmm", "addmm", "baddbmm", "einsum",
+		"Linear", "linear", "Bilinear", "RNN", "LSTM", "GRU", "MultiheadAttention", NULL};
+	const char *last = strrchr(op, '.');
+
+	last = last ? last + 1 : op;
+	if (strncmp(last, "conv", 4) == 0 || strncmp(last, "Conv", 4) == 0 || strstr(last, "attention"))
+		return 1;
+	for (int k = 0; heavy[k]; k++)
+		if (strcmp(last, heavy[k]) == 0)
+			return 1;
+	return 0;
+}
+
+/* The CPU mode's rule: a level-1 problem whose inputs were all read and
+ * are small enough for the interpreter. */
+static int
+kb_cpu_ok(json_t *prob, long level, long limit)
+{
+	json_t *n = json_object_get(prob, "input_elements"), *op;
+	size_t i;
+
+	if (level != 1 || !json_is_integer(n))
+		return 0;
+	json_array_foreach(json_object_get(prob, "operators"), i, op)
+		if (is_heavy(json_string_value(op))) {
+			limit >>= KB_CPU_HEAVY_SHIFT;
+			break;
+		}
+	return json_integer_value(n) <= limit;
+}
+
+/* A KernelBench task: the problem file is the reference; the harness
+ * builds Model and ModelNew from it (geak-eval(1)), so there is no test
+ * part. */
+static const char *
+fill_kb(json_t *task, const struct task *t, const struct ctx *c)
+{
+	const char *why, *ref = t->kernel->data;
+	json_t *prob, *vars, *sigs;
+	long level, number;
+	char *instr, *err = NULL, *name;
+
+	if ((why = not_text(t->kernel)))
+		return why;
+	set_str(task, "reference", ref);
+	set_str(task, "test", "");
+	kb_numbers(t->kernel->name, &level, &number);
+	json_object_set_new(task, "level", json_integer(level));
+	set_str(task, "license", license_kb);
+	name = geak_xasprintf("level%ld_%s", level, strchr(t->kernel->name, '/') + 1);
+	for (char *p = name; *p; p++)
+		if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9')))
+			*p = '_';
+	set_str(task, "name", name);
+	free(name);
+	if (level == 3 && c->o->kb_timeout > 0)
+		json_object_set_new(task, "timeout", json_real(c->o->kb_timeout));
+	if (!strstr(ref, "class Model") || !strstr(ref, "def get_inputs") ||
+	    !strstr(ref, "def get_init_inputs"))
+		return "not a KernelBench problem: no class Model, get_inputs or get_init_inputs";
+	prob = geak_kbprob_read(ref);
+	if (json_is_integer(json_object_get(prob, "input_elements")))
+		json_object_set(task, "input_elements", json_object_get(prob, "input_elements"));
+	json_object_set_new(task, "cpu_ok", json_boolean(kb_cpu_ok(prob, level, c->o->cpu_elements)));
+	/* What ModelNew must keep: Model's constructor and forward. */
+	sigs = json_array();
+	if (json_is_string(json_object_get(prob, "init_signature")))
+		json_array_append(sigs, json_object_get(prob, "init_signature"));
+	if (json_is_string(json_object_get(prob, "forward_signature")))
+		json_array_append(sigs, json_object_get(prob, "forward_signature"));
+	json_object_set_new(task, "signatures", sigs);
+	vars = kb_vars(prob, t, ref);
+	instr = geak_prompt_render_file(c->o->prompts, "import-kernelbench.txt", vars, &err);
+	json_decref(vars);
+	json_decref(prob);
+	if (!instr)
+		geak_die(GEAK_EXIT_FATAL, "import-kernelbench.txt: %s", err);
+	set_str(task, "instruction", instr);
+	free(instr);
+	return NULL;
+}
+
 /* The record of one task: the task, or as much of it as was read and
  * an error saying what is wrong with the rest. */
 static json_t *
@@ -616,11 +888,14 @@ build(const struct task *t, const struct ctx *c)
 		geak_die(GEAK_EXIT_FATAL, "out of memory");
 	task = json_object_get(rec, "task");
 	set_str(task, "source", t->kernel->path);
-	why = strcmp(t->suite, "tbg") == 0 ? fill_tbg(task, t, c) : fill_rocm(task, t, c);
+	if (strcmp(t->suite, "kernelbench") == 0)
+		why = fill_kb(task, t, c);
+	else
+		why = strcmp(t->suite, "tbg") == 0 ? fill_tbg(task, t, c) : fill_rocm(task, t, c);
 	ref = json_string_value(json_object_get(task, "reference"));
-	if (ref)
+	if (ref && !json_object_get(task, "signatures"))
 		json_object_set_new(task, "signatures", geak_pysig_list(ref));
-	if (c->cpu_ok)
+	if (c->cpu_ok && strcmp(t->suite, "kernelbench") != 0)
 		json_object_set_new(task, "cpu_ok", json_boolean(json_object_get(c->cpu_ok, id)));
 	if (why) {
 		geak_warn("%s: %s: %s", t->kernel->origin, t->kernel->path, why);
@@ -638,10 +913,15 @@ build(const struct task *t, const struct ctx *c)
 static void
 parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_SUITE = 256, O_DIFF, O_IDS, O_ORIG, O_CPU, O_CAND, O_LIST, O_VERSION };
+	enum { O_SUITE = 256, O_DIFF, O_IDS, O_ORIG, O_CPU, O_CAND, O_LIST, O_VERSION, O_LEVEL,
+		O_CPU_ELEM, O_L3_TIMEOUT, O_PROMPTS };
 	static const struct option longopts[] = {
 		{"suite", required_argument, NULL, O_SUITE},
 		{"difficulty", required_argument, NULL, O_DIFF},
+		{"level", required_argument, NULL, O_LEVEL},
+		{"cpu-elements", required_argument, NULL, O_CPU_ELEM},
+		{"level3-timeout", required_argument, NULL, O_L3_TIMEOUT},
+		{"prompts", required_argument, NULL, O_PROMPTS},
 		{"ids", required_argument, NULL, O_IDS},
 		{"original-hip", required_argument, NULL, O_ORIG},
 		{"cpu-ok", required_argument, NULL, O_CPU},
@@ -653,18 +933,25 @@ parse_args(int argc, char **argv, struct opts *o)
 	};
 	int ch;
 
-	o->suite_tbg = o->suite_rocm = o->any_difficulty = 1;
+	o->suite_tbg = o->suite_rocm = o->suite_kb = o->any_difficulty = o->any_level = 1;
+	o->kb_timeout = KB_LEVEL3_TIMEOUT;
+	o->cpu_elements = KB_CPU_ELEMENTS;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case O_SUITE:
 			o->suite_tbg = !strcmp(optarg, "tbg") || !strcmp(optarg, "all");
 			o->suite_rocm = !strcmp(optarg, "rocm") || !strcmp(optarg, "all");
-			if (!o->suite_tbg && !o->suite_rocm) {
-				geak_warn("--suite: '%s' is not tbg, rocm or all", optarg);
+			o->suite_kb = !strcmp(optarg, "kernelbench") || !strcmp(optarg, "all");
+			if (!o->suite_tbg && !o->suite_rocm && !o->suite_kb) {
+				geak_warn("--suite: '%s' is not tbg, rocm, kernelbench or all", optarg);
 				exit(GEAK_EXIT_USAGE);
 			}
 			break;
 		case O_DIFF: parse_difficulty(optarg, o); break;
+		case O_LEVEL: parse_levels(optarg, o); break;
+		case O_CPU_ELEM: o->cpu_elements = geak_parse_long(optarg, "--cpu-elements", 0, 1L << 50); break;
+		case O_L3_TIMEOUT: o->kb_timeout = geak_parse_double(optarg, "--level3-timeout", 0, 86400); break;
+		case O_PROMPTS: o->prompts = optarg; break;
 		case O_IDS: parse_ids(optarg, o); break;
 		case O_ORIG: o->original_hip = optarg; break;
 		case O_CPU: o->cpu_ok_path = optarg; break;
@@ -717,6 +1004,8 @@ collect_tasks(struct store *st, size_t *n)
 			tasks[(*n)++] = (struct task){"tbg", &st->files[i], k == K_ORIG, 0};
 		else if (k == K_ROCM)
 			tasks[(*n)++] = (struct task){"rocm", &st->files[i], 0, 0};
+		else if (k == K_KB)
+			tasks[(*n)++] = (struct task){"kernelbench", &st->files[i], 0, 0};
 	}
 	qsort(tasks, *n, sizeof *tasks, cmp_task);
 	return tasks;
@@ -747,6 +1036,7 @@ struct emit {
 	struct task *tasks;
 	size_t n, next, next_id;
 	const struct ctx *c;
+	long kb_tasks[4], kb_bad[4]; /* KernelBench records per level */
 };
 
 static json_t *
@@ -758,8 +1048,17 @@ next_record(void *arg)
 
 	while (e->next < e->n && !e->tasks[e->next].selected)
 		e->next++;
-	if (e->next < e->n)
-		return build(&e->tasks[e->next++], e->c);
+	if (e->next < e->n) {
+		const struct task *t = &e->tasks[e->next++];
+		rec = build(t, e->c);
+		if (strcmp(t->suite, "kernelbench") == 0) {
+			long level, number;
+			kb_numbers(t->kernel->name, &level, &number);
+			e->kb_tasks[level]++;
+			e->kb_bad[level] += json_object_get(rec, "error") != NULL;
+		}
+		return rec;
+	}
 	while (e->next_id < o->nids && o->id_used[e->next_id])
 		e->next_id++;
 	if (e->next_id == o->nids)
@@ -776,12 +1075,18 @@ next_record(void *arg)
 static int
 emit_all(struct task *tasks, size_t n, const struct ctx *c)
 {
-	struct emit e = { tasks, n, 0, 0, c };
+	struct emit e = { tasks, n, 0, 0, c, {0}, {0} };
 	struct geak_pool pool = { .source = next_record, .arg = &e };
+	int status;
 
 	if (c->o->list)
 		return list_ids(tasks, n, c);
-	return geak_pool_run(&pool);
+	status = geak_pool_run(&pool);
+	for (int l = 1; l <= 3; l++)
+		if (e.kb_tasks[l])
+			fprintf(stderr, "%s: kernelbench level %d: %ld tasks, %ld with errors\n",
+			    geak_prog, l, e.kb_tasks[l], e.kb_bad[l]);
+	return status;
 }
 
 int

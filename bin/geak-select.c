@@ -49,6 +49,11 @@ struct opts {
 	long total_tasks;           /* accuracy denominator; 0: tasks seen */
 };
 
+/* The p of fast_p, ascending: KernelBench's 0, 1, 1.5 and 2, and those
+ * of -p. */
+static double *fast_ps;
+static size_t nfast_ps;
+
 static struct task *tasks;
 static size_t ntasks;
 static size_t seq;
@@ -346,6 +351,27 @@ ratio(size_t a, size_t b)
 	return b ? (double)a / (double)b : NAN;
 }
 
+/* fast_p: the share of tasks whose pick is correct and more than p
+ * times faster than the reference; fast_0 is the correct share, speed
+ * measured or not (the CPU mode measures none). */
+static json_t *
+fast_p_json(const struct tally *ty, size_t denominator)
+{
+	json_t *list = json_array();
+
+	for (size_t j = 0; j < nfast_ps; j++) {
+		size_t n = 0;
+		if (fast_ps[j] == 0)
+			n = ty->exec;
+		else
+			for (size_t i = 0; i < ty->nspeedups; i++)
+				n += ty->speedups[i] > fast_ps[j];
+		json_array_append_new(list, json_pack("{s:f, s:I, s:o}", "p", fast_ps[j],
+		    "tasks", (json_int_t)n, "share", num_or_null(ratio(n, denominator))));
+	}
+	return list;
+}
+
 static void
 tally_put(json_t *obj, const struct tally *ty, size_t denominator)
 {
@@ -357,6 +383,7 @@ tally_put(json_t *obj, const struct tally *ty, size_t denominator)
 	json_object_set_new(obj, "speedup_n", json_integer((json_int_t)ty->nspeedups));
 	json_object_set_new(obj, "speedup_mean", num_or_null(geak_mean(ty->speedups, ty->nspeedups)));
 	json_object_set_new(obj, "speedup_geomean", num_or_null(geak_geomean(ty->speedups, ty->nspeedups)));
+	json_object_set_new(obj, "fast_p", fast_p_json(ty, denominator));
 }
 
 static json_t *
@@ -565,10 +592,12 @@ static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-	    "usage: %s [-S] [-b N] [-k LIST] [-s FILE] [-r FILE] [--tasks N]\n"
+	    "usage: %s [-S] [-b N] [-k LIST] [-p LIST] [-s FILE] [-r FILE] [--tasks N]\n"
 	    "       [--price-in USD] [--price-out USD] [FILE...]\n"
 	    "  -b, --beam N        keep the N best candidates per task (default 1)\n"
 	    "  -k, --pass-at LIST  k values for pass@k, comma-separated (default 1)\n"
+	    "  -p, --fast-p LIST   more p values for fast_p, comma-separated (0, 1, 1.5\n"
+	    "                      and 2 are always reported)\n"
 	    "  -s, --summary FILE  write the summary as JSON to FILE ('-': stdout)\n"
 	    "  -S, --summary-only  write the summary to stdout instead of records\n"
 	    "  -r, --report FILE   write a report, HTML (.html) or Markdown (.md)\n"
@@ -580,12 +609,44 @@ usage(FILE *fp)
 }
 
 static void
+add_fast_p(double p)
+{
+	size_t i = 0;
+
+	while (i < nfast_ps && fast_ps[i] < p)
+		i++;
+	if (i < nfast_ps && fast_ps[i] == p)
+		return;
+	fast_ps = geak_xrealloc(fast_ps, (nfast_ps + 1) * sizeof *fast_ps);
+	memmove(fast_ps + i + 1, fast_ps + i, (nfast_ps - i) * sizeof *fast_ps);
+	fast_ps[i] = p;
+	nfast_ps++;
+}
+
+/* -p "3,5": numbers of at least 0, each once. */
+static void
+add_fast_ps(const char *arg)
+{
+	char *copy = geak_xstrdup(arg), *save = NULL;
+	int any = 0;
+
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save), any = 1)
+		add_fast_p(geak_parse_double(tok, "--fast-p", 0, 1e9));
+	free(copy);
+	if (!any) {
+		geak_warn("--fast-p: not a list of numbers: '%s'", arg);
+		exit(GEAK_EXIT_USAGE);
+	}
+}
+
+static void
 parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { OPT_VERSION = 0x1000, OPT_TASKS, OPT_PRICE_IN, OPT_PRICE_OUT };
 	static const struct option longopts[] = {
 		{ "beam", required_argument, NULL, 'b' },
 		{ "pass-at", required_argument, NULL, 'k' },
+		{ "fast-p", required_argument, NULL, 'p' },
 		{ "summary", required_argument, NULL, 's' },
 		{ "summary-only", no_argument, NULL, 'S' },
 		{ "report", required_argument, NULL, 'r' },
@@ -598,7 +659,7 @@ parse_args(int argc, char **argv, struct opts *o)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "b:k:s:Sr:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:k:p:s:Sr:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b': o->beam = geak_parse_long(optarg, "--beam", 1, 1000000); break;
 		case 'k':
@@ -608,6 +669,7 @@ parse_args(int argc, char **argv, struct opts *o)
 				exit(GEAK_EXIT_USAGE);
 			}
 			break;
+		case 'p': add_fast_ps(optarg); break;
 		case 's': o->summary_path = optarg; break;
 		case 'S': o->summary_only = 1; break;
 		case 'r': o->report_path = optarg; break;
@@ -640,6 +702,8 @@ main(int argc, char **argv)
 	int status;
 
 	geak_setprog(argv[0]);
+	for (size_t i = 0; i < 4; i++)
+		add_fast_p((const double[]){ 0, 1, 1.5, 2 }[i]);
 	parse_args(argc, argv, &o);
 	struct geak_pool pool = {
 		.paths = argv + optind, .npaths = argc - optind, .sink = 1, .all = 1,
@@ -662,5 +726,6 @@ main(int argc, char **argv)
 	json_decref(sum);
 	free_tasks();
 	free(o.ks);
+	free(fast_ps);
 	return status;
 }

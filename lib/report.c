@@ -320,6 +320,14 @@ html_cards(struct geak_buf *b, json_t *s)
 	card(b, "mean speedup", v.data);
 	geak_buf_reset(&v), put_speedup(&v, num(s, "speedup_geomean"));
 	card(b, "geometric mean", v.data);
+	json_t *fp, *fast = json_object_get(s, "fast_p");
+	size_t i;
+	json_array_foreach(fast, i, fp) {
+		char label[48];
+		snprintf(label, sizeof label, "fast_%g", num(fp, "p"));
+		geak_buf_reset(&v), put_percent(&v, num(fp, "share"));
+		card(b, label, v.data);
+	}
 	geak_buf_reset(&v);
 	put_count(&v, integer(u, "input_tokens"));
 	card(b, "input tokens", v.data);
@@ -387,6 +395,24 @@ table(struct geak_buf *b, int md, const char *heads, json_t *rows, const char *k
 	free(copy);
 }
 
+/* p, tasks, share: p written as given (1.5), not as an integer column. */
+static void
+fast_table(struct geak_buf *b, int md, json_t *rows)
+{
+	json_t *row;
+	size_t i;
+
+	geak_buf_puts(b, md ? "| p | tasks | share |\n| --- | ---: | ---: |\n"
+	                    : "<table><tr><th>p</th><th>tasks</th><th>share</th></tr>\n");
+	json_array_foreach(rows, i, row) {
+		geak_buf_printf(b, md ? "| %g | %ld | " : "<tr><td>%g</td><td>%ld</td><td>",
+		    num(row, "p"), integer(row, "tasks"));
+		put_percent(b, num(row, "share"));
+		geak_buf_puts(b, md ? " |\n" : "</td></tr>\n");
+	}
+	geak_buf_puts(b, md ? "\n" : "</table>\n");
+}
+
 static void
 tables(struct geak_buf *b, int md, json_t *s)
 {
@@ -401,6 +427,10 @@ tables(struct geak_buf *b, int md, json_t *s)
 		table(b, md, "difficulty,tasks,call accuracy,execution accuracy,mean speedup,geometric mean",
 		    json_object_get(s, "by_difficulty"),
 		    "difficulty,tasks,call_accuracy,exec_accuracy,speedup_mean,speedup_geomean", "ii%%xx");
+	}
+	if (json_array_size(json_object_get(s, "fast_p"))) {
+		geak_buf_printf(b, h2, "fast_p: correct and more than p times faster");
+		fast_table(b, md, json_object_get(s, "fast_p"));
 	}
 	geak_buf_printf(b, h2, "pass@k over independent runs");
 	table(b, md, "k,tasks with at least k runs,call pass@k,exec pass@k",
@@ -463,6 +493,13 @@ md_report(struct geak_buf *b, json_t *s)
 	put_speedup(b, num(s, "speedup_mean"));
 	geak_buf_puts(b, "; geometric mean: ");
 	put_speedup(b, num(s, "speedup_geomean"));
+	json_t *fp;
+	size_t i;
+	json_array_foreach(json_object_get(s, "fast_p"), i, fp) {
+		geak_buf_printf(b, "%sfast_%g ", i ? ", " : "\n- fast_p (correct and more than p times faster): ",
+		    num(fp, "p"));
+		put_percent(b, num(fp, "share"));
+	}
 	geak_buf_printf(b, "\n- LLM: %ld calls, %ld input and %ld output tokens\n\n",
 	    integer(u, "calls"), integer(u, "input_tokens"), integer(u, "output_tokens"));
 	tables(b, 1, s);

@@ -8,7 +8,7 @@ geak=$top/../shared/bench/geak-eval-data.tar.gz
 [ -r "$geak" ] || skip_all "no benchmark archive $geak"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 10
+plan 11
 
 geak-import --suite rocm --ids test_reverse_range --as-candidate "$geak" > ref.jsonl
 jq -c '.code = "import triton\n" | .mutant = "missing"' ref.jsonl > miss.jsonl
@@ -24,6 +24,9 @@ check_match "the message carries the first pytest failure" "test_reverse_range" 
 check_match "the error itself comes first, before the traceback" "^E +NameError" \
 	"$(sed -n 2p out.jsonl | jq -r .eval.message | sed -n 2p)"
 check_same "nothing is timed on the CPU" null "$(sed -n 1p out.jsonl | jq -r .eval.speedup)"
+# Its tests seed themselves: the other seeds would only repeat the first.
+check_same "the first seed runs twice, the seeds that change nothing not at all" "[42,42]" \
+	"$(sed -n 1p out.jsonl | jq -c '[.eval.runs[].seed]')"
 
 # An autotuning candidate runs the task's autotune variant of the test;
 # one whose autotuner leaves BLOCK to the caller (as the reference does)
