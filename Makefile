@@ -113,6 +113,11 @@ deps:
 
 # The loop drivers, installed as commands (geak-slurm runs geak-loop).
 DRIVERS = examples/loop.sh=geak-loop examples/parallel.sh=geak-parallel bin/geak-slurm.sh=geak-slurm
+# The Python an installed geak-eval runs its harness with, when neither
+# --python nor GEAK_PYTHON says: this, else GEAK_PYTHON as make install
+# runs, else this tree's .venv (by the venv's own path, which it needs),
+# written into SHAREDIR/harness-python.
+HARNESS_PYTHON =
 
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR) \
@@ -123,6 +128,11 @@ install: all
 	cd share && find . -path ./man -prune -o -type f -print | while read -r f; do \
 		mkdir -p "$(DESTDIR)$(SHAREDIR)/$${f%/*}" && cp "$$f" "$(DESTDIR)$(SHAREDIR)/$$f" || exit 1; done
 	cp Makefile.inc $(DESTDIR)$(SHAREDIR)/
+	py='$(HARNESS_PYTHON)'; [ -n "$$py" ] || py="$${GEAK_PYTHON:-}"; \
+	if [ -z "$$py" ] && [ -x .venv/bin/python ]; then py="$$(cd .venv && pwd -P)/bin/python"; fi; \
+	rm -f $(DESTDIR)$(SHAREDIR)/harness-python; \
+	if [ -n "$$py" ]; then echo "$$py" > $(DESTDIR)$(SHAREDIR)/harness-python || exit 1; \
+	else echo "make install: no Python for the harness found; set GEAK_PYTHON where geak-eval runs" >&2; fi
 	$(if $(MAN1),cp $(MAN1) $(DESTDIR)$(MANDIR)/man1/)
 	$(if $(MAN5),cp $(MAN5) $(DESTDIR)$(MANDIR)/man5/)
 	$(if $(MAN7),cp $(MAN7) $(DESTDIR)$(MANDIR)/man7/)

@@ -8,6 +8,7 @@
  * the evaluation cache. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,8 @@
 #include "evalprofile.h"
 #include "gpu.h"
 #include "gpulock.h"
+#include "progress.h"
+#include "pyenv.h"
 #include "record.h"
 #include "recpool.h"
 #include "runner.h"
@@ -147,14 +150,76 @@ fail_record(json_t *rec, const char *where, const char *kind, const char *msg)
 	return GEAK_FAILED;
 }
 
-static int
-up_or_fail(struct geak_slot *s, json_t *rec, const char *where)
-{
-	char msg[2048];
+/* ---- a harness that cannot start ---- */
 
-	if (geak_slot_up(s, GEAK_W_RUN, msg, sizeof msg) == 0)
+static struct geak_pyenv pyenv;
+
+/* Said once, however many slots find it. */
+static void
+cannot_start(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+cannot_start(const char *fmt, ...)
+{
+	static atomic_int told;
+	va_list ap;
+
+	if (atomic_exchange(&told, 1))
+		return;
+	va_start(ap, fmt);
+	geak_vwarn(fmt, ap);
+	va_end(ap);
+}
+
+/* A GPU that torch cannot use, in the user's terms. */
+static void
+say_unusable(char *why, size_t n, const char *gpu, const char *torch, int cpu_build,
+    const char *err)
+{
+	if (cpu_build)
+		snprintf(why, n, "GPU %s cannot be used: the torch of %s (%s, %s) is a CPU build; "
+		    "evaluate on the CPU with --cpu, or name a Python with a CUDA or ROCm build of "
+		    "torch with --python or GEAK_PYTHON", gpu, pyenv.python, pyenv.from,
+		    torch ? torch : "?");
+	else
+		snprintf(why, n, "GPU %s cannot be used: torch %s sees no GPU there%s%s%s; check "
+		    "geak-eval --list-gpus and CUDA_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES, or "
+		    "evaluate on the CPU with --cpu", gpu, torch ? torch : "", err ? " (" : "",
+		    err ? err : "", err ? ")" : "");
+}
+
+/* 1, with why, when the slot's GPU gives torch no device. */
+static int
+gpu_unusable(struct geak_slot *s, char *why, size_t n)
+{
+	json_t *hello = s->w[GEAK_W_RUN].hello;
+
+	if (!s->gpu || json_is_string(geak_get(hello, "device.name")))
 		return 0;
-	return fail_record(rec, where, "harness", msg) == GEAK_FAILED ? -1 : 0;
+	say_unusable(why, n, s->gpu, geak_get_str(hello, "versions.torch"),
+	    geak_pyenv_cpu_build(json_object_get(hello, "build")),
+	    geak_get_str(hello, "device.error"));
+	return 1;
+}
+
+/* Start the slot's workers; -1, said once in the user's terms, when the
+ * harness cannot start or cannot use the slot's GPU: then no candidate
+ * can be evaluated, and the run stops rather than fail every one. */
+static int
+up_or_abort(struct geak_slot *s)
+{
+	char msg[2048], why[3072];
+
+	if (geak_slot_up(s, GEAK_W_RUN, msg, sizeof msg) < 0) {
+		geak_pyenv_explain(&pyenv, msg, 0, why, sizeof why);
+		cannot_start("%s", why);
+		return -1;
+	}
+	if (gpu_unusable(s, why, sizeof why)) {
+		cannot_start("%s", why);
+		return -1;
+	}
+	return 0;
 }
 
 static int
@@ -176,8 +241,8 @@ process(void *arg, json_t *rec, const char *where)
 	s->where = where;
 	s->id = json_is_string(json_object_get(rec, "id")) ? json_string_value(json_object_get(rec, "id")) : "";
 	s->task_timeout_s = json_number_value(geak_get(rec, "task.timeout"));
-	if (!(hello = geak_slot_hello(s)) && up_or_fail(s, rec, where) < 0)
-		return GEAK_FAILED;
+	if (!(hello = geak_slot_hello(s)) && up_or_abort(s) < 0)
+		return GEAK_ABORT;
 	hello = geak_slot_hello(s);
 	if (!(spec = task_spec(rec, s->gpu, hello, msg, sizeof msg)))
 		return geak_bad_field(rec, where, "%s", msg);
@@ -196,8 +261,8 @@ process(void *arg, json_t *rec, const char *where)
 		/* A miss under a stored greeting: start the worker, and key the
 		 * result by what it says. */
 		json_decref(spec);
-		if (up_or_fail(s, rec, where) < 0)
-			return GEAK_FAILED;
+		if (up_or_abort(s) < 0)
+			return GEAK_ABORT;
 		if (!(spec = task_spec(rec, s->gpu, s->w[GEAK_W_RUN].hello, msg, sizeof msg)))
 			return geak_bad_field(rec, where, "%s", msg);
 		eval_key(spec, sha, key);
@@ -233,6 +298,39 @@ process(void *arg, json_t *rec, const char *where)
 	return GEAK_DONE;
 }
 
+/* ---- counts, for the progress line and the summary ---- */
+
+static atomic_size_t n_pass, n_cached, n_no_code, n_already;
+
+static int
+process_counted(void *arg, json_t *rec, const char *where)
+{
+	int v = process(arg, rec, where);
+	json_t *ev = json_object_get(rec, "eval");
+
+	if (v == GEAK_DONE && json_is_true(json_object_get(ev, "exec")) &&
+	    json_array_size(json_object_get(ev, "flags")) == 0)
+		atomic_fetch_add(&n_pass, 1);
+	if (v == GEAK_DONE && json_is_true(json_object_get(ev, "cached")))
+		atomic_fetch_add(&n_cached, 1);
+	if (v == GEAK_PASS)
+		atomic_fetch_add(json_is_string(json_object_get(rec, "code")) ? &n_already : &n_no_code, 1);
+	return v;
+}
+
+static void
+tally(void *arg, const struct geak_pool_stats *st, struct geak_buf *b, int final)
+{
+	size_t none = atomic_load(&n_no_code), old = atomic_load(&n_already);
+
+	(void)arg, (void)st;
+	geak_buf_printf(b, ", %zu pass, %zu cached", atomic_load(&n_pass), atomic_load(&n_cached));
+	if (final && none)
+		geak_buf_printf(b, ", %zu passed through (no code)", none);
+	if (final && old)
+		geak_buf_printf(b, ", %zu passed through (evaluated already)", old);
+}
+
 static void
 slot_end(void *arg)
 {
@@ -246,6 +344,9 @@ slot_end(void *arg)
 }
 
 /* ---- GPUs ---- */
+
+static int check_mode; /* --check: say it there, not as a warning */
+static char cpu_why[320] = "--cpu"; /* why the CPU mode, for --check */
 
 static void
 add_gpu(const char *g)
@@ -263,9 +364,17 @@ gpus_auto(void)
 	size_t i;
 
 	if (geak_gpu_list(&list, err, sizeof err) < 0) {
-		geak_warn("cannot list GPUs: %s; evaluating on the CPU", err);
+		snprintf(cpu_why, sizeof cpu_why, "the GPUs cannot be listed: %s", err);
+		if (!check_mode)
+			geak_warn("cannot list GPUs: %s; evaluating on the CPU under Triton's "
+			    "interpreter, call and exec only, no speedup", err);
 		return;
 	}
+	if (json_array_size(list) == 0)
+		snprintf(cpu_why, sizeof cpu_why, "no GPU found");
+	if (json_array_size(list) == 0 && !check_mode)
+		geak_warn("no GPU found (geak-eval --list-gpus): evaluating on the CPU under "
+		    "Triton's interpreter, call and exec only, no speedup");
 	/* The worker's environment replaces ours, so it is told physical
 	 * numbers: index is the device behind our own *_VISIBLE_DEVICES. */
 	json_array_foreach(list, i, g) {
@@ -332,20 +441,177 @@ list_gpus(void)
 	return geak_fshut(stdout, "stdout") < 0 ? GEAK_EXIT_FATAL : GEAK_EXIT_OK;
 }
 
+/* ---- --check: what the harness would run with, and whether it can ---- */
+
+static void
+say_module(json_t *probe, const char *name)
+{
+	json_t *m = json_object_get(probe, name);
+	const char *v = geak_get_str(m, "version");
+
+	if (!v) {
+		printf("%s: missing (%s)\n", name, geak_get_str(m, "error") ?
+		    geak_get_str(m, "error") : "not imported");
+		return;
+	}
+	printf("%s: %s", name, v);
+	if (!strcmp(name, "torch") && geak_pyenv_cpu_build(m))
+		printf(", a CPU build (no CUDA, no ROCm)");
+	else if (!strcmp(name, "torch") && geak_get_str(m, "cuda"))
+		printf(", built for CUDA %s", geak_get_str(m, "cuda"));
+	else if (!strcmp(name, "torch") && geak_get_str(m, "hip"))
+		printf(", built for ROCm %s", geak_get_str(m, "hip"));
+	putchar('\n');
+}
+
+/* The GPUs the vendor runtimes list, against those torch sees. */
+static void
+say_gpus(json_t *probe)
+{
+	json_t *list, *g, *seen = geak_get(probe, "torch.gpus");
+	char err[256];
+	size_t i;
+
+	if (geak_gpu_list(&list, err, sizeof err) < 0) {
+		printf("GPUs listed (--list-gpus): none: %s\n", err);
+	} else {
+		printf("GPUs listed (--list-gpus): %s", json_array_size(list) ? "" : "none");
+		json_array_foreach(list, i, g)
+			printf("%s%lld %s", i ? ", " : "", (long long)json_integer_value(
+			    json_object_get(g, "index")), geak_get_str(g, "name"));
+		putchar('\n');
+		json_decref(list);
+	}
+	if (!json_is_array(seen))
+		return;
+	printf("GPUs torch sees: %s", json_array_size(seen) ? "" : "none");
+	json_array_foreach(seen, i, g)
+		printf("%s%zu %s", i ? ", " : "", i, json_string_value(g));
+	if (geak_get_str(probe, "torch.gpu_error"))
+		printf(" (%s)", geak_get_str(probe, "torch.gpu_error"));
+	putchar('\n');
+}
+
+static void
+say_mode(void)
+{
+	if (!geak_eopt.ngpus) {
+		printf("evaluating on: the CPU, under Triton's interpreter (%s): call and exec "
+		    "only, no speedup\n", cpu_why);
+		return;
+	}
+	printf("evaluating on: GPU%s", geak_eopt.ngpus > 1 ? "s" : "");
+	for (size_t i = 0; i < geak_eopt.ngpus; i++)
+		printf("%s %s", i ? "," : "", geak_eopt.gpus[i]);
+	printf(" (%s)\n", geak_eopt.gpus_given ? "--gpus" : "found");
+}
+
+/* The answer, on stdout: 0 when the harness starts and can use what it
+ * was given, else 1 after a line that says what is wrong. */
+static int
+check(struct geak_slot *s)
+{
+	char err[2048], why[3072];
+	json_t *probe, *hello;
+	char *missing;
+	double t0;
+
+	probe = geak_pyenv_probe(pyenv.python, s->home, err, sizeof err);
+	if (!probe) {
+		printf("python: %s (%s)\n", pyenv.python, pyenv.from);
+		geak_pyenv_explain(&pyenv, err, 1, why, sizeof why);
+		printf("FAILED: %s\n", why);
+		return 1;
+	}
+	printf("python: %s (%s), Python %s\nharness: %s\n", pyenv.python, pyenv.from,
+	    geak_get_str(probe, "python"), geak_eopt.harness);
+	say_module(probe, "torch");
+	say_module(probe, "triton");
+	say_module(probe, "numpy");
+	say_gpus(probe);
+	say_mode();
+	fflush(stdout);
+	if ((missing = geak_pyenv_missing(probe))) {
+		printf("FAILED: %s (%s) cannot import %s: name a Python that has torch, triton "
+		    "and numpy with --python or GEAK_PYTHON, or install them there "
+		    "(share/harness/requirements.txt)\n", pyenv.python, pyenv.from, missing);
+		free(missing);
+		json_decref(probe);
+		return 1;
+	}
+	/* Known without starting the harness (which tries every sandbox
+	 * layer before it gives up on a device). */
+	if (s->gpu && geak_pyenv_cpu_build(json_object_get(probe, "torch"))) {
+		say_unusable(why, sizeof why, s->gpu, geak_get_str(probe, "torch.version"), 1, NULL);
+		printf("FAILED: %s\n", why);
+		json_decref(probe);
+		return 1;
+	}
+	json_decref(probe);
+	t0 = geak_now();
+	if (geak_slot_up(s, GEAK_W_RUN, err, sizeof err) < 0) {
+		geak_pyenv_explain(&pyenv, err, 1, why, sizeof why);
+		printf("FAILED: %s\n", why);
+		return 1;
+	}
+	if (gpu_unusable(s, why, sizeof why)) {
+		printf("FAILED: %s\n", why);
+		return 1;
+	}
+	hello = s->w[GEAK_W_RUN].hello;
+	printf("worker: started in %.1f s, harness %s, device %s\n", geak_now() - t0,
+	    geak_get_str(hello, "harness"), geak_get_str(hello, "device.name"));
+	printf("ok: the harness starts and evaluates on %s\n", s->gpu ?
+	    geak_get_str(hello, "device.name") : "the CPU");
+	return 0;
+}
+
 /* ---- main ---- */
 
 static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-	    "usage: %s [-j N] [--gpus LIST|auto | --cpu] [--cache DIR | --no-cache] [--timeout S]\n"
+	    "usage: %s [-j N] [-g LIST|auto | --cpu] [--cache DIR | --no-cache] [--timeout S]\n"
 	    "       [--compile-timeout S] [--seeds N] [--reps N] [--speedup-limit X] [--no-perf]\n"
 	    "       [--static strict|warn|off] [--python PATH] [--harness DIR] [--tmpdir DIR]\n"
 	    "       [--file-limit MIB] [--memory-limit MIB] [--proc-limit N] [--shard K/N] [--keep]\n"
 	    "       [-u] [-v] [file ...]\n"
+	    "       %s --check [-g LIST | --cpu] [--python PATH]\n"
 	    "       %s --list-gpus\n"
-	    "Evaluate candidate records: call, correctness against the reference, speedup.\n",
-	    geak_prog, geak_prog);
+	    "Evaluate candidate records: call, correctness against the reference, speedup.\n"
+	    "  -j, --jobs N            candidates at once (default: one per GPU, or 1)\n"
+	    "  -g, --gpus LIST|auto    the GPUs, by index or UUID (default auto: all found;\n"
+	    "                          none found: the CPU)\n"
+	    "      --cpu               Triton's interpreter on the CPU: call and exec only\n"
+	    "      --cache DIR         the evaluation cache (default ~/.cache/geak)\n"
+	    "      --no-cache          neither read nor write the cache\n"
+	    "      --timeout S         seconds a job may run after its first call (default 120)\n"
+	    "      --compile-timeout S seconds until the first call returns (default 300)\n"
+	    "      --seeds N           seeds per correctness check (default 3)\n"
+	    "      --reps N            timed calls per case and side (default 20)\n"
+	    "      --speedup-limit X   flag speedups above X (default 10)\n"
+	    "      --no-perf           correctness only: no performance cases, no speedup\n"
+	    "      --static MODE       strict (reject cheats, default), warn or off\n"
+	    "      --python PATH       the harness's Python (default $GEAK_PYTHON, the build\n"
+	    "                          tree's .venv, the one make install found, python3)\n"
+	    "      --harness DIR       the harness to use instead of the installed one\n"
+	    "      --tmpdir DIR        where the run's folder goes (default $TMPDIR or /tmp)\n"
+	    "      --file-limit MIB    the largest file a job may write (default 32768)\n"
+	    "      --memory-limit MIB  the memory a job may use, 0: no limit (default three\n"
+	    "                          quarters of the host's over -j, at least 2048)\n"
+	    "      --proc-limit N      processes and threads a job may have, 0: no limit\n"
+	    "                          (default 256)\n"
+	    "      --shard K/N         only the input's records numbered K modulo N (from 0)\n"
+	    "      --keep              keep the run's folder (jobs, outputs, logs)\n"
+	    "  -u, --unordered         write each record when it is done, not in input order\n"
+	    "  -v, --verbose           trace every job on stderr\n"
+	    "      --check             say which Python, torch, Triton and GPUs the harness\n"
+	    "                          would use, start it, and exit: 0 works, 1 does not\n"
+	    "      --list-gpus         print the GPUs as JSON and exit\n"
+	    "  -h, --help              this help\n"
+	    "      --version           print the version\n",
+	    geak_prog, geak_prog, geak_prog);
 }
 
 /* --shard K/N: of the input's records, those numbered K modulo N. */
@@ -368,15 +634,16 @@ parse_shard(const char *arg)
 	shard_n = n;
 }
 
-enum { O_GPUS = 256, O_CACHE, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_LIMIT,
+enum { O_CACHE = 256, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_LIMIT,
 	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU, O_NOPERF, O_STATIC, O_FILES,
-	O_MEMORY, O_PROCS, O_SHARD };
+	O_CHECK, O_MEMORY, O_PROCS, O_SHARD };
 
 static void
 parse_args(int argc, char **argv, const char **harness_dir)
 {
+	const char *gpus_arg = NULL;
 	static const struct option longs[] = {
-		{ "jobs", required_argument, NULL, 'j' }, { "gpus", required_argument, NULL, O_GPUS },
+		{ "jobs", required_argument, NULL, 'j' }, { "gpus", required_argument, NULL, 'g' },
 		{ "cache", required_argument, NULL, O_CACHE }, { "no-cache", no_argument, NULL, O_NOCACHE },
 		{ "timeout", required_argument, NULL, O_TIMEOUT },
 		{ "compile-timeout", required_argument, NULL, O_COMPILE },
@@ -387,6 +654,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		{ "static", required_argument, NULL, O_STATIC },
 		{ "python", required_argument, NULL, O_PYTHON }, { "harness", required_argument, NULL, O_HARNESS },
 		{ "tmpdir", required_argument, NULL, O_TMP }, { "keep", no_argument, NULL, O_KEEP },
+		{ "check", no_argument, NULL, O_CHECK },
 		{ "file-limit", required_argument, NULL, O_FILES },
 		{ "memory-limit", required_argument, NULL, O_MEMORY },
 		{ "proc-limit", required_argument, NULL, O_PROCS },
@@ -396,10 +664,10 @@ parse_args(int argc, char **argv, const char **harness_dir)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "hj:uv", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hj:g:uv", longs, NULL)) != -1) {
 		switch (c) {
 		case 'j': geak_eopt.jobs = geak_parse_long(optarg, "-j", 1, 256); break;
-		case O_GPUS: parse_gpus(optarg); geak_eopt.gpus_given = 1; break;
+		case 'g': gpus_arg = optarg; break;
 		case O_CPU: geak_eopt.cpu = 1; break;
 		case O_CACHE: free(geak_eopt.cache_dir); geak_eopt.cache_dir = geak_xstrdup(optarg); break;
 		case O_NOCACHE: geak_eopt.no_cache = 1; break;
@@ -424,11 +692,17 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		case O_PROCS: geak_eopt.proc_limit = geak_parse_long(optarg, "--proc-limit", 0, 1L << 22); break;
 		case O_KEEP: geak_eopt.keep = 1; break;
 		case O_SHARD: parse_shard(optarg); break;
+		case O_CHECK: check_mode = 1; break;
 		case O_LIST: exit(list_gpus());
 		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") < 0 ? GEAK_EXIT_FATAL : 0);
 		case O_VERSION: geak_print_version(); exit(0);
 		default: usage(stderr); exit(GEAK_EXIT_USAGE);
 		}
+	}
+	/* After the loop: --check changes what finding GPUs says. */
+	if (gpus_arg) {
+		parse_gpus(gpus_arg);
+		geak_eopt.gpus_given = 1;
 	}
 }
 
@@ -457,20 +731,21 @@ absolute(const char *path)
 static void
 setup(const char *harness_dir)
 {
-	char *py_default, *jobs;
+	char *jobs;
 
-	if (!geak_eopt.python)
-		geak_eopt.python = getenv("GEAK_PYTHON");
-	if (!geak_eopt.python || !*geak_eopt.python) {
-		py_default = geak_xasprintf("%s/../.venv/bin/python", geak_sharedir());
-		geak_eopt.python = access(py_default, X_OK) == 0 ? py_default : "python3";
-	}
+	geak_pyenv_find(&pyenv, geak_eopt.python);
+	geak_eopt.python = pyenv.python;
 	if (!harness_dir)
 		harness_dir = getenv("GEAK_HARNESS");
 	geak_eopt.harness = harness_dir && *harness_dir ? geak_xasprintf("%s/geak_worker.py", harness_dir)
 	    : geak_share_path(NULL, "harness", "geak_worker.py");
 	if (access(geak_eopt.harness, R_OK) < 0)
 		geak_die(GEAK_EXIT_FATAL, "%s:", geak_eopt.harness);
+	/* The worker runs in a folder of its own: its script's path is
+	 * absolute, and said without detours. */
+	char *script = absolute(geak_eopt.harness);
+	free(geak_eopt.harness);
+	geak_eopt.harness = script;
 	if (!geak_eopt.cache_dir)
 		geak_eopt.cache_dir = geak_cache_default_dir();
 	if (geak_eopt.cpu) {
@@ -555,10 +830,17 @@ main(int argc, char **argv)
 	}
 	struct geak_pool pool = {
 		.paths = argv + optind, .npaths = argc - optind, .nslots = geak_eopt.jobs,
-		.unordered = geak_eopt.unordered, .slots = slotp, .fn = process, .slot_end = slot_end,
+		.unordered = geak_eopt.unordered, .slots = slotp, .fn = process_counted,
+		.slot_end = slot_end, .noun = "evaluated", .tally = tally,
 		.shard = shard_k, .shards = shard_n,
 	};
-	status = geak_pool_run(&pool);
+	if (check_mode) {
+		status = check(&slots[0]);
+		if (geak_fshut(stdout, "stdout") < 0)
+			status = GEAK_EXIT_FATAL;
+	} else {
+		status = geak_pool_run(&pool);
+	}
 	for (long i = 0; i < geak_eopt.jobs; i++)
 		geak_slot_fini(&slots[i]);
 	geak_profiles_free();
@@ -567,5 +849,6 @@ main(int argc, char **argv)
 		geak_rmtree(geak_eopt.scratch);
 	free(slots), free(slotp), free(queues);
 	free(geak_eopt.scratch), free(geak_eopt.lockdir), free(geak_eopt.triton_cache);
+	geak_pyenv_free(&pyenv);
 	return status;
 }

@@ -26,7 +26,6 @@ struct opts {
 	long samples;
 	int signatures;
 	int dry_run;
-	int verbose;
 	long trace_max;
 	const char *pack;
 	const char *knowledge_dir;
@@ -96,7 +95,7 @@ parse_args(int argc, char **argv, struct opts *o, struct geak_llm_config *cfg)
 			o->trace_max = geak_parse_long(optarg, "--trace-max", 0, 1 << 20);
 			break;
 		case OPT_DRY_RUN: o->dry_run = 1; break;
-		case 'v': o->verbose = cfg->verbose = 1; break;
+		case 'v': cfg->verbose = 1; break;
 		case 'h':
 			usage(stdout);
 			exit(geak_fshut(stdout, "stdout") ? GEAK_EXIT_FATAL : GEAK_EXIT_OK);
@@ -324,7 +323,8 @@ main(int argc, char **argv)
 	st.prompt = make_prompt;
 	st.apply = apply;
 	st.ctx = &g;
-	st.verbose = o.verbose;
+	st.noun = "generated";
+	st.pass_why = "nothing to generate";
 	if (!cfg.check)
 		load_knowledge(&g);
 	if (o.dry_run && !cfg.check)

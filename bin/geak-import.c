@@ -121,9 +121,31 @@ usage(FILE *fp)
 	    "usage: %s [--suite tbg|rocm|kernelbench|all] [--difficulty LIST] [--level LIST]\n"
 	    "       [--ids LIST|FILE] [--original-hip SOURCE] [--cpu-ok FILE]\n"
 	    "       [--cpu-elements N] [--level3-timeout SECONDS] [--prompts DIR]\n"
-	    "       [--as-candidate] [--list] SOURCE...\n"
-	    "SOURCE: a GEAK-eval, TritonBench or KernelBench checkout (directory), its\n"
-	    "archive (tar, tar.gz, zip, ...; '-' for stdin) or a loose instruction JSON file.\n",
+	    "       [--as-candidate] [-l] SOURCE...\n"
+	    "Turn TritonBench-revised (tbg, 184 kernels), the ROCm benchmark (rocm, 31)\n"
+	    "and KernelBench (kernelbench) into task records.\n"
+	    "      --suite SUITE         tbg, rocm, kernelbench or all (default)\n"
+	    "      --difficulty LIST     only tbg tasks of these difficulties (1,2,4-5)\n"
+	    "      --level LIST          only KernelBench tasks of these levels (1,3 or 1-2)\n"
+	    "      --ids LIST|FILE       only these tasks: ids, names or file names, comma-\n"
+	    "                            separated, or one a line in FILE\n"
+	    "      --original-hip SOURCE thunlp/TritonBench: its CUDA originals for the\n"
+	    "                            references that call AMD's libdevice\n"
+	    "      --cpu-ok FILE         the tasks measured to run on Triton's CPU interpreter\n"
+	    "                            (default share/bench/cpu-ok.txt): task.cpu_ok\n"
+	    "      --cpu-elements N      the input size up to which a level-1 KernelBench\n"
+	    "                            problem is task.cpu_ok\n"
+	    "      --level3-timeout S    task.timeout of level-3 KernelBench tasks (default\n"
+	    "                            600; 0: none)\n"
+	    "      --prompts DIR         look for import-kernelbench.txt in DIR first\n"
+	    "      --as-candidate        also the reference as the candidate (code, code_sha)\n"
+	    "  -l, --list                print the task ids instead of records\n"
+	    "  -h, --help                this help\n"
+	    "      --version             print the version\n"
+	    "SOURCE: a checkout of AMD-AGI/GEAK-eval, thunlp/TritonBench or KernelBench (a\n"
+	    "folder), an archive of one (tar, tar.gz, zip, ...; '-' for stdin, read in\n"
+	    "place), or a loose instruction JSON file (GEAK-eval keeps those on its branch\n"
+	    "geak-rocm).\n",
 	    geak_prog);
 }
 
@@ -460,9 +482,11 @@ select_tasks(struct task *tasks, size_t n, json_t *tbg_index, struct opts *o)
 					hit = o->id_used[j] = 1;
 			t->selected = hit;
 		}
+		/* A tbg task of unknown difficulty is kept: it comes out with its
+		 * error (it has none to be chosen by), not dropped unseen. */
 		if (t->selected && !o->any_difficulty) {
 			int d = is_tbg ? difficulty_of(by_file(tbg_index, t)) : 0;
-			t->selected = o->difficulty[d];
+			t->selected = o->difficulty[d] || (is_tbg && d == 0);
 		}
 		if (t->selected && !o->any_level) {
 			long level = 0, number;
@@ -913,7 +937,7 @@ build(const struct task *t, const struct ctx *c)
 static void
 parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_SUITE = 256, O_DIFF, O_IDS, O_ORIG, O_CPU, O_CAND, O_LIST, O_VERSION, O_LEVEL,
+	enum { O_SUITE = 256, O_DIFF, O_IDS, O_ORIG, O_CPU, O_CAND, O_VERSION, O_LEVEL,
 		O_CPU_ELEM, O_L3_TIMEOUT, O_PROMPTS };
 	static const struct option longopts[] = {
 		{"suite", required_argument, NULL, O_SUITE},
@@ -926,7 +950,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		{"original-hip", required_argument, NULL, O_ORIG},
 		{"cpu-ok", required_argument, NULL, O_CPU},
 		{"as-candidate", no_argument, NULL, O_CAND},
-		{"list", no_argument, NULL, O_LIST},
+		{"list", no_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, O_VERSION},
 		{NULL, 0, NULL, 0},
@@ -936,7 +960,7 @@ parse_args(int argc, char **argv, struct opts *o)
 	o->suite_tbg = o->suite_rocm = o->suite_kb = o->any_difficulty = o->any_level = 1;
 	o->kb_timeout = KB_LEVEL3_TIMEOUT;
 	o->cpu_elements = KB_CPU_ELEMENTS;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "hl", longopts, NULL)) != -1) {
 		switch (ch) {
 		case O_SUITE:
 			o->suite_tbg = !strcmp(optarg, "tbg") || !strcmp(optarg, "all");
@@ -956,8 +980,8 @@ parse_args(int argc, char **argv, struct opts *o)
 		case O_ORIG: o->original_hip = optarg; break;
 		case O_CPU: o->cpu_ok_path = optarg; break;
 		case O_CAND: o->as_candidate = 1; break;
-		case O_LIST: o->list = 1; break;
-		case 'h': usage(stdout); exit(GEAK_EXIT_OK);
+		case 'l': o->list = 1; break;
+		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") ? GEAK_EXIT_FATAL : GEAK_EXIT_OK);
 		case O_VERSION: geak_print_version(); exit(GEAK_EXIT_OK);
 		default: usage(stderr); exit(GEAK_EXIT_USAGE);
 		}

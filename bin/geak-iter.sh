@@ -30,17 +30,31 @@
 #
 # Tool flags come from GEAK_LLM_FLAGS (geak-gen, geak-reflect, geak-opt),
 # GEAK_RETRIEVE_FLAGS, GEAK_GEN_FLAGS, GEAK_EVAL_FLAGS, GEAK_REFLECT_FLAGS,
-# GEAK_OPT_FLAGS; each is split at white space.
+# GEAK_OPT_FLAGS; each is split at white space.  GEAK_SAMPLES is geak-gen's
+# -n for the first attempts only: a later step debugs or optimises each
+# lineage one candidate at a time, where geak-gen -n would multiply the
+# lineages by n at every iteration.
 set -u
 prog=geak-iter.sh
 
+# Under a loop that draws a status line on the terminal, a message goes
+# above it.
+say() {
+	if [ -n "${GEAK_STATUS_DIR:-}" ] && [ -t 2 ]; then
+		printf '\r\033[K%s\n' "$prog: $*" >&2
+	else
+		printf '%s\n' "$prog: $*" >&2
+	fi
+}
+
 die() {
-	echo "$prog: $*" >&2
+	say "$*"
 	exit 3
 }
 
 usage() {
-	echo "usage: $prog first TASKS OUT [RUN] | eval IN OUT [ITER] | next IN OUT ITER | progress ITER FILE" >&2
+	echo "usage: $prog first TASKS OUT [RUN] | eval IN OUT [ITER] | next IN OUT ITER | progress ITER FILE" >&"$1"
+	[ "$1" -eq 1 ] && exit 0
 	exit 2
 }
 
@@ -137,10 +151,10 @@ join() {
 		done
 		[ -n "$caught" ] && continue
 		if [ "$s" -eq 4 ]; then
-			echo "$prog: $name: its records failed for reasons that are not theirs (see above)" >&2
+			say "$name: its records failed for reasons that are not theirs (see above)"
 			[ "$worst" -le 1 ] && worst=4
 		elif [ "$s" -gt 1 ]; then
-			echo "$prog: $name exited $s" >&2
+			say "$name exited $s"
 			[ "$worst" -le 1 ] || [ "$worst" -eq 4 ] && worst=3
 		fi
 	done
@@ -153,7 +167,7 @@ finish() {
 	out=$1 s=$2
 	if [ -n "$caught" ]; then
 		rm -f "$out.tmp"
-		echo "$prog: stopped by signal $caught; $out not written" >&2
+		say "stopped by signal $caught; $out not written"
 		exit $((128 + caught))
 	fi
 	if [ "$s" -le 1 ]; then
@@ -163,17 +177,18 @@ finish() {
 	fi
 	rm -f "$out.tmp"
 	[ -s "$out.journal" ] && extra="; the answers so far are kept in $out.journal" || extra=
-	echo "$prog: $out not written$extra" >&2
+	say "$out not written$extra"
 	exit "$s"
 }
 
-[ $# -ge 1 ] || usage
+[ $# -ge 1 ] || usage 2
+case $1 in -h|--help) usage 1 ;; esac
 step=$1
 shift
 # shellcheck disable=SC2086  # the flag variables are word lists
 case $step in
 first)
-	[ $# -ge 2 ] || usage
+	[ $# -ge 2 ] || usage 2
 	tasks=$1 out=$2 run=${3:-}
 	[ -r "$tasks" ] || die "$tasks: cannot read"
 	lock "$(dirname "$out")"
@@ -185,12 +200,13 @@ first)
 	fi
 	spawn geak-retrieve "$tmpd/runs" "$tmpd/retrieved" geak-retrieve ${GEAK_RETRIEVE_FLAGS:-}
 	spawn geak-gen "$tmpd/retrieved" "$out.tmp" \
-		geak-gen ${GEAK_LLM_FLAGS:-} --journal "$out.journal" ${GEAK_GEN_FLAGS:-}
+		geak-gen ${GEAK_SAMPLES:+-n "$GEAK_SAMPLES"} ${GEAK_LLM_FLAGS:-} --journal "$out.journal" \
+		${GEAK_GEN_FLAGS:-}
 	join
 	finish "$out" $?
 	;;
 eval)
-	[ $# -eq 2 ] || [ $# -eq 3 ] || usage
+	[ $# -eq 2 ] || [ $# -eq 3 ] || usage 2
 	lock "$(dirname "$2")"
 	spawn geak-eval "$1" "$2.tmp" without_credentials geak-eval ${GEAK_EVAL_FLAGS:-}
 	join
@@ -200,7 +216,7 @@ eval)
 	fi
 	;;
 next)
-	[ $# -eq 3 ] || usage
+	[ $# -eq 3 ] || usage 2
 	in=$1 out=$2 iter=$3
 	lock "$(dirname "$out")"
 	pipes reflected optimised retrieved
@@ -215,7 +231,7 @@ next)
 	finish "$out" $?
 	;;
 progress)
-	[ $# -eq 2 ] || usage
+	[ $# -eq 2 ] || usage 2
 	geak-select -S "$2" | jq -r --arg it "$1" '
 		"iter \($it): \(.records) records, \(.exec_pass)/\(.tasks) tasks passing, best " +
 		(([.kernels[].speedup | numbers] | max | if . == null then "n/a"
@@ -223,6 +239,6 @@ progress)
 		", \(.usage.input_tokens + .usage.output_tokens) tokens"' >&2
 	;;
 *)
-	usage
+	usage 2
 	;;
 esac

@@ -19,7 +19,6 @@ struct opts {
 	struct geak_memory_opts mem;
 	long iter;          /* iteration of the new candidates; < 0: iter + 1 */
 	const char *prompts;
-	int verbose;
 	int unmeasured;     /* optimize what no speed was measured for */
 	atomic_size_t optimized, restarted, fresh, unasked;
 };
@@ -179,13 +178,21 @@ apply(json_t *rec, const char *answer, const struct geak_llm_reply *reply, void 
 	return GEAK_DONE;
 }
 
+/* For the summary: what became of the records it updated. */
 static void
-counts(struct opts *o)
+tally(void *ctx, struct geak_buf *b, int final)
 {
-	geak_warn("%zu optimized, %zu correct without a measured speed left as they are, "
-	    "%zu stuck lineages restarted from best, %zu started over",
-	    atomic_load(&o->optimized), atomic_load(&o->unasked), atomic_load(&o->restarted),
-	    atomic_load(&o->fresh));
+	struct opts *o = ctx;
+	const struct { atomic_size_t *n; const char *what; } parts[] = {
+		{ &o->optimized, "optimized" },
+		{ &o->unasked, "correct left as they are (no speed measured)" },
+		{ &o->restarted, "restarted from best" },
+		{ &o->fresh, "started over" },
+	};
+
+	for (size_t i = 0; final && i < sizeof parts / sizeof *parts; i++)
+		if (atomic_load(parts[i].n))
+			geak_buf_printf(b, ", %zu %s", atomic_load(parts[i].n), parts[i].what);
 }
 
 static void
@@ -251,7 +258,7 @@ parse_args(int argc, char **argv, struct opts *o, struct geak_llm_config *cfg)
 		case OPT_ITER: o->iter = geak_parse_long(optarg, "--iter", 0, 1000000000); break;
 		case OPT_PROMPTS: o->prompts = optarg; break;
 		case OPT_UNMEASURED: o->unmeasured = 1; break;
-		case 'v': o->verbose = cfg->verbose = 1; break;
+		case 'v': cfg->verbose = 1; break;
 		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") ? GEAK_EXIT_FATAL : 0);
 		case OPT_VERSION: geak_print_version(); exit(0);
 		default: usage(stderr); exit(GEAK_EXIT_USAGE);
@@ -273,9 +280,9 @@ main(int argc, char **argv)
 	st.prompt = make_prompt;
 	st.apply = apply;
 	st.ctx = &o;
-	st.verbose = o.verbose;
+	st.noun = "updated";
+	st.pass_why = "not evaluated";
+	st.tally = tally;
 	status = geak_llm_stage_main(&st, &cfg, argv + optind, argc - optind);
-	if (o.verbose && !cfg.check)
-		counts(&o);
 	return status;
 }

@@ -19,7 +19,6 @@ struct opts {
 	long max_trace;     /* bytes of error output shown to the model */
 	long summary_lines; /* lines of an old attempt's reflection kept */
 	const char *prompts;
-	int verbose;
 };
 
 /* The last max bytes of s, from a line start, marked when cut: the end of
@@ -261,8 +260,8 @@ static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-	    "usage: %s [-v] [--keep N] [--max-trace BYTES] [--prompts DIR] [LLM options] [FILE...]\n"
-	    "      --keep N          attempts kept in full in history (default 3)\n"
+	    "usage: %s [-v] [--history N] [--max-trace BYTES] [--prompts DIR] [LLM options] [FILE...]\n"
+	    "      --history N       attempts kept in full in history (default 3)\n"
 	    "      --max-trace BYTES error output shown to the model (default 4000)\n"
 	    "      --summary-lines N lines of an older attempt's reflection kept (default 3)\n"
 	    "      --prompts DIR     look for prompt templates in DIR first\n"
@@ -278,7 +277,7 @@ main(int argc, char **argv)
 {
 	enum { OPT_VERSION = 0x1000, OPT_KEEP, OPT_TRACE, OPT_LINES, OPT_PROMPTS };
 	static const struct option longopts[] = {
-		{ "keep", required_argument, NULL, OPT_KEEP },
+		{ "history", required_argument, NULL, OPT_KEEP },
 		{ "max-trace", required_argument, NULL, OPT_TRACE },
 		{ "summary-lines", required_argument, NULL, OPT_LINES },
 		{ "prompts", required_argument, NULL, OPT_PROMPTS },
@@ -299,11 +298,11 @@ main(int argc, char **argv)
 		if (geak_llm_option(&cfg, c, optarg))
 			continue;
 		switch (c) {
-		case OPT_KEEP: o.keep = geak_parse_long(optarg, "--keep", 0, 1000000); break;
+		case OPT_KEEP: o.keep = geak_parse_long(optarg, "--history", 0, 1000000); break;
 		case OPT_TRACE: o.max_trace = geak_parse_long(optarg, "--max-trace", 100, 1 << 24); break;
 		case OPT_LINES: o.summary_lines = geak_parse_long(optarg, "--summary-lines", 0, 1000000); break;
 		case OPT_PROMPTS: o.prompts = optarg; break;
-		case 'v': o.verbose = cfg.verbose = 1; break;
+		case 'v': cfg.verbose = 1; break;
 		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") ? GEAK_EXIT_FATAL : 0);
 		case OPT_VERSION: geak_print_version(); exit(0);
 		default: usage(stderr); exit(GEAK_EXIT_USAGE);
@@ -313,6 +312,7 @@ main(int argc, char **argv)
 	st.apply = apply;
 	st.ctx = &o;
 	st.keep_llm_field = 1;
-	st.verbose = o.verbose;
+	st.noun = "reflected on";
+	st.pass_why = "no new evaluation";
 	return geak_llm_stage_main(&st, &cfg, argv + optind, argc - optind);
 }

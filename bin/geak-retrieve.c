@@ -32,15 +32,16 @@ static void
 usage(FILE *fp, int status)
 {
 	fprintf(fp,
-		"usage: %s [-k N] [-m auto|instruction|code] [-c CORPUS]... [-t THRESHOLD | -G] [-wx] [FILE...]\n"
-		"       %s -i INDEX [-w] -c CORPUS...\n"
+		"usage: %s [--top N] [-m auto|instruction|code] [-c CORPUS]... [-t THRESHOLD | -G] [-wx]\n"
+		"       [FILE...]\n"
+		"       %s --index INDEX [-w] -c CORPUS...\n"
 		"       %s -l [-c CORPUS]...\n"
 		"  -c, --corpus SRC        corpus: an index, a JSON array, JSON Lines, a Python file,\n"
 		"                          a directory or a tar/zip archive of Python files;\n"
 		"                          default: the corpus in the share directory\n"
-		"  -i, --index OUT         build an index of the corpora into OUT and exit\n"
+		"      --index OUT         build an index of the corpora into OUT and exit\n"
 		"  -l, --list              print the corpus entries as JSON Lines and exit\n"
-		"  -k, --top N             examples per record (default 1; more adds 'oneshots')\n"
+		"      --top N             examples per record (default 1; more adds 'oneshots')\n"
 		"  -m, --mode MODE         query by 'instruction' or 'code'; 'auto' (default): code\n"
 		"                          when the record has a candidate, else the instruction\n"
 		"  -t, --guard-threshold X leakage guard: drop entries whose kernel bodies have a\n"
@@ -276,11 +277,14 @@ retrieve_one(void *ctx, json_t *rec, const char *where)
 int
 main(int argc, char **argv)
 {
+	/* -i and -k, which the loop scripts and geak-select give other
+	 * meanings, are long options only here. */
+	enum { OPT_INDEX = 0x1000, OPT_TOP };
 	static const struct option longopts[] = {
 		{ "corpus", required_argument, NULL, 'c' },
-		{ "index", required_argument, NULL, 'i' },
+		{ "index", required_argument, NULL, OPT_INDEX },
 		{ "list", no_argument, NULL, 'l' },
-		{ "top", required_argument, NULL, 'k' },
+		{ "top", required_argument, NULL, OPT_TOP },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "guard-threshold", required_argument, NULL, 't' },
 		{ "no-guard", no_argument, NULL, 'G' },
@@ -299,19 +303,19 @@ main(int argc, char **argv)
 
 	geak_setprog(argv[0]);
 	corpora = geak_xcalloc((size_t)argc + 1, sizeof *corpora);
-	while ((c = getopt_long(argc, argv, "c:i:k:lm:t:Gwxh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:lm:t:Gwxh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			corpora[ncorpora++] = optarg;
 			break;
-		case 'i':
+		case OPT_INDEX:
 			index_out = optarg;
 			break;
 		case 'l':
 			list = 1;
 			break;
-		case 'k':
-			r.k = (size_t)geak_parse_long(optarg, "-k", 1, MAX_K);
+		case OPT_TOP:
+			r.k = (size_t)geak_parse_long(optarg, "--top", 1, MAX_K);
 			break;
 		case 'm':
 			if (strcmp(optarg, "auto") == 0)

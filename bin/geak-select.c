@@ -22,9 +22,18 @@ struct cand {
 	size_t seq;         /* input order, the last tie-breaker */
 };
 
+/* What a lineage had spent by an iteration: the largest usage_total of
+ * its records of that iteration. */
+struct spend {
+	long iter;
+	long calls, input_tokens, output_tokens;
+	double cost;        /* NAN: no record of it said */
+};
+
 struct lineage { /* (run, sample): usage_total grows along it */
 	long run, sample;
-	long calls, input_tokens, output_tokens;
+	struct spend *at;   /* one per iteration seen */
+	size_t nat;
 };
 
 struct task {
@@ -45,7 +54,6 @@ struct opts {
 	size_t nks;
 	const char *summary_path, *report_path;
 	int summary_only;
-	double price_in, price_out; /* per million tokens; < 0: unknown */
 	long total_tasks;           /* accuracy denominator; 0: tasks seen */
 };
 
@@ -57,6 +65,21 @@ static size_t nfast_ps;
 static struct task *tasks;
 static size_t ntasks;
 static size_t seq;
+
+/* Where the records came from, for the report: models, devices, harness
+ * versions, each with how many records named it. */
+struct tag {
+	char *name;
+	long n;
+};
+struct tags {
+	struct tag *v;
+	size_t n;
+};
+static struct tags models, devices, harnesses;
+static long replayed, live;
+
+static json_t *usage_json(long max_iter);
 
 static long
 int_field(json_t *obj, const char *key, long dflt)
@@ -127,30 +150,92 @@ add_cand(struct task *t, const struct cand *c)
 }
 
 static void
+tag_add(struct tags *ts, const char *name)
+{
+	for (size_t i = 0; i < ts->n; i++)
+		if (!strcmp(ts->v[i].name, name)) {
+			ts->v[i].n++;
+			return;
+		}
+	ts->v = geak_xrealloc(ts->v, (ts->n + 1) * sizeof *ts->v);
+	ts->v[ts->n].name = geak_xstrdup(name);
+	ts->v[ts->n++].n = 1;
+}
+
+static void
+tags_free(struct tags *ts)
+{
+	for (size_t i = 0; i < ts->n; i++)
+		free(ts->v[i].name);
+	free(ts->v);
+}
+
+static void
+note_provenance(json_t *rec)
+{
+	json_t *llm = json_object_get(rec, "llm");
+	const char *device = geak_get_str(rec, "eval.device");
+	const char *harness = geak_get_str(rec, "eval.harness");
+
+	if (json_is_string(json_object_get(llm, "model"))) {
+		char *m = geak_xasprintf("%s %s", geak_get_str(llm, "provider") ?
+		    geak_get_str(llm, "provider") : "?", geak_get_str(llm, "model"));
+		tag_add(&models, m);
+		free(m);
+		if (json_is_true(json_object_get(llm, "replayed")))
+			replayed++;
+		else
+			live++;
+	}
+	if (device)
+		tag_add(&devices, device);
+	if (harness)
+		tag_add(&harnesses, harness);
+}
+
+static struct lineage *
+lineage_of(struct task *t, long run, long sample)
+{
+	for (size_t i = 0; i < t->nlines; i++)
+		if (t->lines[i].run == run && t->lines[i].sample == sample)
+			return &t->lines[i];
+	t->lines = geak_xrealloc(t->lines, (t->nlines + 1) * sizeof *t->lines);
+	memset(&t->lines[t->nlines], 0, sizeof *t->lines);
+	t->lines[t->nlines].run = run;
+	t->lines[t->nlines].sample = sample;
+	return &t->lines[t->nlines++];
+}
+
+static void
 note_usage(struct task *t, json_t *rec, long run)
 {
 	json_t *u = json_object_get(rec, "usage_total");
-	long sample = int_field(rec, "sample", 0);
-	struct lineage *l = NULL;
+	struct lineage *l;
+	struct spend *sp = NULL;
+	long iter = int_field(rec, "iter", 0);
+	double cost;
 
 	if (!json_is_object(u))
 		return;
-	for (size_t i = 0; i < t->nlines && !l; i++)
-		if (t->lines[i].run == run && t->lines[i].sample == sample)
-			l = &t->lines[i];
-	if (!l) {
-		t->lines = geak_xrealloc(t->lines, (t->nlines + 1) * sizeof *t->lines);
-		l = &t->lines[t->nlines++];
-		memset(l, 0, sizeof *l);
-		l->run = run, l->sample = sample;
+	l = lineage_of(t, run, int_field(rec, "sample", 0));
+	for (size_t i = 0; i < l->nat && !sp; i++)
+		if (l->at[i].iter == iter)
+			sp = &l->at[i];
+	if (!sp) {
+		l->at = geak_xrealloc(l->at, (l->nat + 1) * sizeof *l->at);
+		sp = &l->at[l->nat++];
+		*sp = (struct spend){ .iter = iter, .cost = NAN };
 	}
 	/* Totals only grow along a lineage: its largest is its whole cost. */
-	if (int_field(u, "calls", 0) > l->calls)
-		l->calls = int_field(u, "calls", 0);
-	if (int_field(u, "input_tokens", 0) > l->input_tokens)
-		l->input_tokens = int_field(u, "input_tokens", 0);
-	if (int_field(u, "output_tokens", 0) > l->output_tokens)
-		l->output_tokens = int_field(u, "output_tokens", 0);
+	if (int_field(u, "calls", 0) > sp->calls)
+		sp->calls = int_field(u, "calls", 0);
+	if (int_field(u, "input_tokens", 0) > sp->input_tokens)
+		sp->input_tokens = int_field(u, "input_tokens", 0);
+	if (int_field(u, "output_tokens", 0) > sp->output_tokens)
+		sp->output_tokens = int_field(u, "output_tokens", 0);
+	cost = num_field(u, "cost");
+	if (!isnan(cost) && (isnan(sp->cost) || cost > sp->cost))
+		sp->cost = cost;
 }
 
 static int
@@ -173,6 +258,7 @@ take_record(void *arg, json_t *rec, const char *where)
 	c.run = int_field(rec, "run", 0);
 	note_run(t, c.run);
 	note_usage(t, rec, c.run);
+	note_provenance(rec);
 	d = geak_get(rec, "task.difficulty");
 	if (json_is_integer(d) && !t->difficulty)
 		t->difficulty = json_incref(d);
@@ -402,6 +488,31 @@ tally_json(long max_iter, json_t *difficulty, size_t total)
 	return obj;
 }
 
+/* Why a task has no correct kernel, in the record's words: the best
+ * candidate's "stage: reason" ("call: compile", "exec: mismatch"), its
+ * first flag, or, without any candidate, the error its last record
+ * carries ("llm: budget").  NULL when it passed. */
+static json_t *
+fail_reason(const struct task *t, const struct cand *c)
+{
+	json_t *rec = c ? c->rec : t->last;
+	const char *flag = json_string_value(json_array_get(geak_get(rec, "eval.flags"), 0));
+
+	if (passes_exec(c))
+		return json_null();
+	if (c && c->out == GEAK_OUT_FLAGGED)
+		return json_sprintf("flagged: %s", flag ? flag : "?");
+	if (c)
+		return json_sprintf("%s: %s", geak_get_str(rec, "eval.stage") ?
+		    geak_get_str(rec, "eval.stage") : "call", geak_get_str(rec, "eval.reason") ?
+		    geak_get_str(rec, "eval.reason") : "unknown");
+	if (geak_has_error(rec))
+		return json_sprintf("%s: %s", geak_get_str(rec, "error.stage") ?
+		    geak_get_str(rec, "error.stage") : "?", geak_get_str(rec, "error.kind") ?
+		    geak_get_str(rec, "error.kind") : "?");
+	return json_string("no candidate");
+}
+
 static json_t *
 kernels_json(void)
 {
@@ -416,9 +527,9 @@ kernels_json(void)
 			call_runs += passes_call(pick(t, t->runs[r], -1));
 			exec_runs += passes_exec(pick(t, t->runs[r], -1));
 		}
-		json_array_append_new(list, json_pack("{s:s, s:O, s:b, s:b, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
+		json_array_append_new(list, json_pack("{s:s, s:O, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
 		    "id", t->id, "difficulty", t->difficulty ? t->difficulty : json_null(),
-		    "call", passes_call(c), "exec", passes_exec(c),
+		    "call", passes_call(c), "exec", passes_exec(c), "reason", fail_reason(t, c),
 		    "speedup", num_or_null(passes_exec(c) ? c->speedup : NAN),
 		    "ms", num_or_null(c ? c->ms : NAN),
 		    "run", c ? json_integer(c->run) : json_null(),
@@ -427,6 +538,72 @@ kernels_json(void)
 		    "exec_runs", (json_int_t)exec_runs));
 	}
 	return list;
+}
+
+/* qsort orders of rows: more tasks first, then by reason; by
+ * difficulty. */
+static int
+more_tasks(const void *pa, const void *pb)
+{
+	json_t *a = *(json_t *const *)pa, *b = *(json_t *const *)pb;
+	json_int_t na = json_integer_value(json_object_get(a, "tasks"));
+	json_int_t nb = json_integer_value(json_object_get(b, "tasks"));
+
+	if (na != nb)
+		return na > nb ? -1 : 1;
+	return strcmp(geak_get_str(a, "reason"), geak_get_str(b, "reason"));
+}
+
+static int
+by_difficulty_cmp(const void *pa, const void *pb)
+{
+	json_int_t a = json_integer_value(json_object_get(*(json_t *const *)pa, "difficulty"));
+	json_int_t b = json_integer_value(json_object_get(*(json_t *const *)pb, "difficulty"));
+
+	return a < b ? -1 : a > b;
+}
+
+/* The rows of list in cmp's order, as a new array (list is taken). */
+static json_t *
+sorted(json_t *list, int (*cmp)(const void *, const void *))
+{
+	size_t n = json_array_size(list), i;
+	json_t **v = geak_xcalloc(n ? n : 1, sizeof *v), *out = json_array(), *row;
+
+	json_array_foreach(list, i, row)
+		v[i] = row;
+	qsort(v, n, sizeof *v, cmp);
+	for (i = 0; i < n; i++)
+		json_array_append(out, v[i]);
+	free(v);
+	json_decref(list);
+	return out;
+}
+
+/* The tasks without a correct kernel, by reason, most common first:
+ * [{reason, tasks, ids: [the first few]}]. */
+static json_t *
+failures_json(json_t *kernels)
+{
+	json_t *by = json_object(), *list = json_array(), *k, *row;
+	const char *reason;
+	size_t i;
+
+	json_array_foreach(kernels, i, k) {
+		if (!(reason = json_string_value(json_object_get(k, "reason"))))
+			continue;
+		if (!(row = json_object_get(by, reason))) {
+			row = json_pack("{s:s, s:I, s:[]}", "reason", reason, "tasks", (json_int_t)0, "ids");
+			json_object_set_new(by, reason, row);
+			json_array_append(list, row);
+		}
+		json_object_set_new(row, "tasks", json_integer(json_integer_value(
+		    json_object_get(row, "tasks")) + 1));
+		if (json_array_size(json_object_get(row, "ids")) < 5)
+			json_array_append(json_object_get(row, "ids"), json_object_get(k, "id"));
+	}
+	json_decref(by);
+	return sorted(list, more_tasks);
 }
 
 /* pass@k per k, averaged over the tasks with at least k runs. */
@@ -469,6 +646,7 @@ by_iter_json(size_t total)
 	for (long it = 0; it <= max_iter; it++) {
 		json_t *row = tally_json(it, NULL, total);
 		json_object_set_new(row, "iter", json_integer(it));
+		json_object_set_new(row, "usage", usage_json(it));
 		json_array_append_new(list, row);
 	}
 	return list;
@@ -498,26 +676,65 @@ by_difficulty_json(void)
 		json_array_append_new(list, row);
 	}
 	json_decref(seen);
+	return sorted(list, by_difficulty_cmp);
+}
+
+/* What every lineage had spent by iteration max_iter (< 0: in all):
+ * calls, tokens, and the cost of those whose records said it. */
+static json_t *
+usage_json(long max_iter)
+{
+	struct spend sum = { .cost = NAN };
+	long unpriced = 0;
+
+	for (size_t i = 0; i < ntasks; i++)
+		for (size_t j = 0; j < tasks[i].nlines; j++) {
+			const struct lineage *l = &tasks[i].lines[j];
+			struct spend most = { .cost = NAN };
+			for (size_t k = 0; k < l->nat; k++) {
+				const struct spend *sp = &l->at[k];
+				if (max_iter >= 0 && sp->iter > max_iter)
+					continue;
+				most.calls = sp->calls > most.calls ? sp->calls : most.calls;
+				if (sp->input_tokens > most.input_tokens)
+					most.input_tokens = sp->input_tokens;
+				if (sp->output_tokens > most.output_tokens)
+					most.output_tokens = sp->output_tokens;
+				if (!isnan(sp->cost) && (isnan(most.cost) || sp->cost > most.cost))
+					most.cost = sp->cost;
+			}
+			sum.calls += most.calls;
+			sum.input_tokens += most.input_tokens;
+			sum.output_tokens += most.output_tokens;
+			if (!isnan(most.cost))
+				sum.cost = (isnan(sum.cost) ? 0 : sum.cost) + most.cost;
+			else
+				unpriced += most.calls;
+		}
+	return json_pack("{s:I, s:I, s:I, s:o, s:I}", "calls", (json_int_t)sum.calls,
+	    "input_tokens", (json_int_t)sum.input_tokens,
+	    "output_tokens", (json_int_t)sum.output_tokens, "cost", num_or_null(sum.cost),
+	    "unpriced_calls", (json_int_t)unpriced);
+}
+
+static json_t *
+tags_json(const struct tags *ts, const char *count)
+{
+	json_t *list = json_array();
+
+	for (size_t i = 0; i < ts->n; i++)
+		json_array_append_new(list, json_pack("{s:s, s:I}", "name", ts->v[i].name,
+		    count, (json_int_t)ts->v[i].n));
 	return list;
 }
 
 static json_t *
-usage_json(const struct opts *o)
+provenance_json(void)
 {
-	long calls = 0, in = 0, out = 0;
-	double cost = NAN;
-
-	for (size_t i = 0; i < ntasks; i++)
-		for (size_t j = 0; j < tasks[i].nlines; j++) {
-			calls += tasks[i].lines[j].calls;
-			in += tasks[i].lines[j].input_tokens;
-			out += tasks[i].lines[j].output_tokens;
-		}
-	if (o->price_in >= 0 && o->price_out >= 0)
-		cost = (in * o->price_in + out * o->price_out) / 1e6;
-	return json_pack("{s:I, s:I, s:I, s:o}", "calls", (json_int_t)calls,
-	    "input_tokens", (json_int_t)in, "output_tokens", (json_int_t)out,
-	    "cost", num_or_null(cost));
+	return json_pack("{s:o, s:I, s:I, s:o, s:o}", "models", tags_json(&models, "records"),
+	    "replayed", (json_int_t)replayed, "live", (json_int_t)live,
+	    "devices", tags_json(&devices, "records"),
+	    "harness", tags_json(&harnesses, "records"));
 }
 
 static json_t *
@@ -538,7 +755,9 @@ summary_json(const struct opts *o, size_t records)
 	json_object_set_new(sum, "pass_at_k", passk_json(o, kernels));
 	json_object_set_new(sum, "by_difficulty", by_difficulty_json());
 	json_object_set_new(sum, "by_iter", by_iter_json(total));
-	json_object_set_new(sum, "usage", usage_json(o));
+	json_object_set_new(sum, "usage", usage_json(-1));
+	json_object_set_new(sum, "failures", failures_json(kernels));
+	json_object_set_new(sum, "provenance", provenance_json());
 	json_object_set_new(sum, "kernels", kernels);
 	return sum;
 }
@@ -580,6 +799,8 @@ free_tasks(void)
 			json_decref(tasks[i].cands[j].rec);
 		free(tasks[i].cands);
 		free(tasks[i].runs);
+		for (size_t j = 0; j < tasks[i].nlines; j++)
+			free(tasks[i].lines[j].at);
 		free(tasks[i].lines);
 		json_decref(tasks[i].difficulty);
 		json_decref(tasks[i].last);
@@ -593,7 +814,7 @@ usage(FILE *fp)
 {
 	fprintf(fp,
 	    "usage: %s [-S] [-b N] [-k LIST] [-p LIST] [-s FILE] [-r FILE] [--tasks N]\n"
-	    "       [--price-in USD] [--price-out USD] [FILE...]\n"
+	    "       [FILE...]\n"
 	    "  -b, --beam N        keep the N best candidates per task (default 1)\n"
 	    "  -k, --pass-at LIST  k values for pass@k, comma-separated (default 1)\n"
 	    "  -p, --fast-p LIST   more p values for fast_p, comma-separated (0, 1, 1.5\n"
@@ -602,8 +823,7 @@ usage(FILE *fp)
 	    "  -S, --summary-only  write the summary to stdout instead of records\n"
 	    "  -r, --report FILE   write a report, HTML (.html) or Markdown (.md)\n"
 	    "      --tasks N       divide accuracies by N tasks, not by those seen\n"
-	    "      --price-in X    price of a million input tokens, for the cost\n"
-	    "      --price-out X   price of a million output tokens\n"
+
 	    "  -h, --help          this help\n"
 	    "      --version       print the version\n", geak_prog);
 }
@@ -642,7 +862,7 @@ add_fast_ps(const char *arg)
 static void
 parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_VERSION = 0x1000, OPT_TASKS, OPT_PRICE_IN, OPT_PRICE_OUT };
+	enum { OPT_VERSION = 0x1000, OPT_TASKS };
 	static const struct option longopts[] = {
 		{ "beam", required_argument, NULL, 'b' },
 		{ "pass-at", required_argument, NULL, 'k' },
@@ -651,8 +871,6 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "summary-only", no_argument, NULL, 'S' },
 		{ "report", required_argument, NULL, 'r' },
 		{ "tasks", required_argument, NULL, OPT_TASKS },
-		{ "price-in", required_argument, NULL, OPT_PRICE_IN },
-		{ "price-out", required_argument, NULL, OPT_PRICE_OUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -674,8 +892,6 @@ parse_args(int argc, char **argv, struct opts *o)
 		case 'S': o->summary_only = 1; break;
 		case 'r': o->report_path = optarg; break;
 		case OPT_TASKS: o->total_tasks = geak_parse_long(optarg, "--tasks", 1, 100000000); break;
-		case OPT_PRICE_IN: o->price_in = geak_parse_double(optarg, "--price-in", 0, 1e9); break;
-		case OPT_PRICE_OUT: o->price_out = geak_parse_double(optarg, "--price-out", 0, 1e9); break;
 		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") ? GEAK_EXIT_FATAL : 0);
 		case OPT_VERSION: geak_print_version(); exit(0);
 		default: usage(stderr); exit(GEAK_EXIT_USAGE);
@@ -695,7 +911,7 @@ parse_args(int argc, char **argv, struct opts *o)
 int
 main(int argc, char **argv)
 {
-	struct opts o = { .beam = 1, .price_in = -1, .price_out = -1 };
+	struct opts o = { .beam = 1 };
 	struct geak_output out;
 	json_t *sum = NULL;
 	size_t records = 0;
@@ -725,6 +941,9 @@ main(int argc, char **argv)
 		status = GEAK_EXIT_FATAL;
 	json_decref(sum);
 	free_tasks();
+	tags_free(&models);
+	tags_free(&devices);
+	tags_free(&harnesses);
 	free(o.ks);
 	free(fast_ps);
 	return status;

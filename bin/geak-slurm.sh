@@ -41,7 +41,7 @@ usage: $prog runs [-i ITERS] [-R RUNS] [-k LIST] [-o DIR] [--gpus [TYPE:]N] [--c
   -k, --pass-at LIST pass@k values of the merge (default 1,...,RUNS)
   -o, --out DIR      output folder (runs: default out; run r in DIR/run-r)
   eval: one job of TASKS srun tasks, each evaluating a slice of the file
-  -j, --tasks N      srun tasks (default 2)
+  -j, --jobs N       srun tasks (default 2; --tasks N says the same)
   -o, --out FILE     the evaluated records (default evaluated.jsonl)
   both:
       --gpus [TYPE:]N  GPUs per array element or srun task (default 1; 0: none)
@@ -123,7 +123,7 @@ parse() {
 		-R|--runs) [ $# -ge 2 ] || usage_fail "$1 needs a value"; above0 "$1" "$2"; runs=$2; shift 2 ;;
 		-k|--pass-at) [ $# -ge 2 ] || usage_fail "$1 needs a value"; passk=$2; shift 2 ;;
 		-o|--out) [ $# -ge 2 ] || usage_fail "$1 needs a value"; out=$2; shift 2 ;;
-		-j|--tasks) [ $# -ge 2 ] || usage_fail "$1 needs a value"; above0 "$1" "$2"; tasks_n=$2; shift 2 ;;
+		-j|--jobs|--tasks) [ $# -ge 2 ] || usage_fail "$1 needs a value"; above0 "$1" "$2"; tasks_n=$2; shift 2 ;;
 		--gpus) [ $# -ge 2 ] || usage_fail "$1 needs a value"; gpu_count "$1" "$2"; gpus=$2; shift 2 ;;
 		--cpu) cpu=1; shift ;;
 		--lock-wait) [ $# -ge 2 ] || usage_fail "$1 needs a value"; whole "$1" "$2"; lock_wait=$2; shift 2 ;;
@@ -314,11 +314,7 @@ element_cmd() {
 	fi
 	GEAK_VERBOSE=1
 	export GEAK_EVAL_FLAGS GEAK_GEN_FLAGS GEAK_VERBOSE
-	# The loop's own option names, of either vocabulary.
-	if "$loop" --help 2>&1 | grep -q -- '--iters'; then
-		exec "$loop" -v -i "$iters" --run "$r" -k "${passk:-1}" -o "$dir" "$file"
-	fi
-	exec "$loop" -v -n "$iters" -r "$r" -k "${passk:-1}" -o "$dir" "$file"
+	exec "$loop" -v -i "$iters" --run "$r" -k "${passk:-1}" -o "$dir" "$file"
 }
 
 # The merge: geak-select over every run's evaluated files, whatever

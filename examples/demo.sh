@@ -19,7 +19,12 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 3
 fresh=
-[ "${1:-}" = -f ] && fresh=1
+case ${1:-} in
+'') ;;
+-f) fresh=1 ;;
+-h|--help) echo "usage: examples/demo.sh [-f]   (-f: start afresh instead of resuming)"; exit 0 ;;
+*) echo "usage: examples/demo.sh [-f]   (-f: start afresh instead of resuming)" >&2; exit 2 ;;
+esac
 
 say() { echo "demo: $*" >&2; }
 
@@ -78,7 +83,7 @@ export GEAK_OPT_FLAGS
 
 # The loop runs in the background so that a signal reaches this shell,
 # which passes it on and waits for the loop to stop.
-examples/loop.sh -v -n 3 -o "$out" examples/demo/task.jsonl &
+examples/loop.sh -v -i 3 -o "$out" examples/demo/task.jsonl &
 loop=$!
 trap 'kill -TERM $loop 2>/dev/null' TERM INT
 while :; do

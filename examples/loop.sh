@@ -1,5 +1,6 @@
 #!/bin/sh
-# loop.sh: the sequential agent loop on a task file, resumable.
+# loop.sh (installed as geak-loop): the sequential agent loop on a task
+# file, resumable.  See geak-loop(1).
 #
 #   iteration 0:  tasks -> geak-retrieve | geak-gen            -> iter-0.jsonl
 #   iteration i:  iter-i.jsonl -> geak-eval                     -> evaluated-i.jsonl
@@ -13,55 +14,82 @@
 # point (kill PID, or ^C) and run the same command: it carries on from
 # the last complete step, and a step that was stopped asks the model only
 # what it has no answer to yet.  The output folder is locked while the
-# loop runs: a second loop on it fails at once.  Before a step that asks
-# the model, the provider is checked (geak-gen --check); a step whose
-# requests failed for reasons that are not the records' (a refused key,
-# the network, the budget) is not kept, and the loop stops.
+# loop runs: a second loop on it fails at once.  Before the first step
+# that asks the model, the provider and the harness are checked
+# (geak-gen --check, geak-eval --check); a step whose requests failed for
+# reasons that are not the records' (a refused key, the network, the
+# budget) is not kept, and the loop stops.  Every answer's cost goes
+# into DIR/ledger.json, which --max-cost and --max-tokens-total count for
+# the whole run, resumed runs included.
+#
+# On a terminal one line at its foot shows the step and the stages'
+# progress (each stage writes its line into DIR/.status, GEAK_STATUS_DIR);
+# at the end one line sums the run up.
 #
 # Exit status: 0 done; 2 bad usage; 3 a step failed; 4 the model could
-# not be used (see the message); 128+N stopped by signal N.  Tool flags:
-# GEAK_LLM_FLAGS, GEAK_GEN_FLAGS, GEAK_EVAL_FLAGS, ... as described in
-# geak-iter.sh.
+# not be used, or the budget is spent (see the message); 128+N stopped by
+# signal N.  Tool flags: GEAK_LLM_FLAGS, GEAK_GEN_FLAGS, GEAK_EVAL_FLAGS,
+# ... as described in geak-iter.sh.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-PATH=$here/../bin:$PATH
+PATH=$here:$here/../bin:$PATH
 export PATH
-prog=loop.sh
+prog=$(basename "$0")
 
-iters=3 out=out run= gpu= passk=1 verbose=
+iters=3 samples= out=out run= gpus= passk=1 verbose= max_cost= max_tokens=
 usage() {
-	cat >&2 <<USAGE
-usage: loop.sh [-v] [-n ITERS] [-o DIR] [-r RUN] [-g GPU] [-k LIST] TASKS.jsonl
-  -n ITERS  iterations (default 3)
-  -o DIR    output folder (default out)
-  -r RUN    run index written into the records (parallel scaling)
-  -g GPU    make only this GPU visible to the evaluator
-  -k LIST   pass@k values for the summary (default 1)
-  -v        progress on stderr even when it is not a terminal
+	[ "$1" -eq 0 ] && fd=1 || fd=2
+	cat >&$fd <<USAGE
+usage: $prog [-v] [-i ITERS] [-n SAMPLES] [-o DIR] [-g GPUS] [-k LIST]
+       [--max-cost USD] [--max-tokens-total N] [--run N] TASKS.jsonl
+  -i, --iters N          iterations (default 3)
+  -n, --samples N        first candidates per task, each a lineage of its own
+                         (geak-gen -n; default 1)
+  -o, --out DIR          output folder (default out)
+  -g, --gpus LIST        the GPUs the evaluator may use (geak-eval --gpus)
+  -k, --pass-at LIST     pass@k values for the summary (default 1)
+      --max-cost USD     stop asking the model once the run has spent USD
+      --max-tokens-total N  ... or N tokens (the run: every step, resumed too)
+      --run N            the run's index in its records (parallel scaling)
+  -v, --verbose          the stages' checks and each iteration's numbers on
+                         stderr, also when it is not a terminal
+  -h, --help             this help
 USAGE
-	exit 2
+	exit "$1"
 }
-while getopts n:o:r:g:k:vh opt; do
-	case $opt in
-	n) iters=$OPTARG ;;
-	o) out=$OPTARG ;;
-	r) run=$OPTARG ;;
-	g) gpu=$OPTARG ;;
-	k) passk=$OPTARG ;;
-	v) verbose=1 ;;
-	*) usage ;;
+need() { [ "$2" -ge 2 ] || { echo "$prog: $1 needs a value" >&2; usage 2; }; }
+whole() {
+	case $2 in ''|*[!0-9]*) echo "$prog: $1: want a whole number, not '$2'" >&2; exit 2 ;; esac
+}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--*=*) a=${1%%=*} v=${1#*=}; shift; set -- "$a" "$v" "$@"; continue ;;
+	-h|--help) usage 0 ;;
+	-v|--verbose) verbose=1; shift ;;
+	-i|--iters) need "$1" $#; iters=$2; shift 2 ;;
+	-n|--samples) need "$1" $#; whole "$1" "$2"; samples=$2; shift 2 ;;
+	-o|--out) need "$1" $#; out=$2; shift 2 ;;
+	-g|--gpus) need "$1" $#; gpus=$2; shift 2 ;;
+	-k|--pass-at) need "$1" $#; passk=$2; shift 2 ;;
+	--run) need "$1" $#; whole "$1" "$2"; run=$2; shift 2 ;;
+	--max-cost) need "$1" $#; max_cost=$2; shift 2 ;;
+	--max-tokens-total) need "$1" $#; whole "$1" "$2"; max_tokens=$2; shift 2 ;;
+	--) shift; break ;;
+	-?*) echo "$prog: unknown option $1" >&2; usage 2 ;;
+	*) break ;;
 	esac
 done
-shift $((OPTIND - 1))
-[ $# -eq 1 ] || usage
+[ $# -eq 1 ] || usage 2
 tasks=$1
-case $iters in ''|*[!0-9]*|0) echo "$prog: -n: want a whole number above 0" >&2; exit 2 ;; esac
-if [ -n "$gpu" ]; then
-	CUDA_VISIBLE_DEVICES=$gpu HIP_VISIBLE_DEVICES=$gpu
-	export CUDA_VISIBLE_DEVICES HIP_VISIBLE_DEVICES
-fi
-{ [ -t 2 ] || [ -n "${GEAK_VERBOSE:-}" ]; } && verbose=1
+case $iters in ''|*[!0-9]*|0) echo "$prog: -i: want a whole number above 0" >&2; exit 2 ;; esac
+case $max_cost in *[!0-9.]*) echo "$prog: --max-cost: want a number of US dollars" >&2; exit 2 ;; esac
+[ -n "${GEAK_VERBOSE:-}" ] && verbose=1
+# On a terminal: each iteration's numbers and the checks' verdicts; with
+# -v also what the checks found.
+brief=
+[ -t 2 ] && [ -z "$verbose" ] && brief=1
 mkdir -p "$out" || exit 3
+started=$(date +%s)
 
 # One run per folder: the lock lives as long as this shell and every
 # process it starts (they inherit it), and names the pid that holds it.
@@ -76,6 +104,60 @@ echo $$ >&9
 GEAK_LOCKED=$(cd "$out" && pwd)
 export GEAK_LOCKED
 
+# The run's settings reach its stages through their flag variables.  The
+# ledger is the run's (parallel.sh gives its runs one to share).
+ledger=${GEAK_RUN_LEDGER:-$GEAK_LOCKED/ledger.json}
+GEAK_LLM_FLAGS="${GEAK_LLM_FLAGS:-} --ledger $ledger${max_cost:+ --max-cost $max_cost}${max_tokens:+ --max-tokens-total $max_tokens}"
+# Samples are drawn for the first attempts only: each then goes on as a
+# lineage of its own, debugged and optimised one candidate at a time.
+[ -n "$samples" ] && GEAK_SAMPLES=$samples && export GEAK_SAMPLES
+[ -n "$gpus" ] && GEAK_EVAL_FLAGS="--gpus $gpus ${GEAK_EVAL_FLAGS:-}"
+export GEAK_LLM_FLAGS GEAK_EVAL_FLAGS
+
+# ---- the status line ----
+# The stages write theirs into $sdir (GEAK_STATUS_DIR), this script its
+# own into $sdir/.loop; on a terminal a background painter shows them as
+# one line.  Under parallel.sh (GEAK_LOOP_STATUS set) the files are kept
+# for it to show, and nothing is painted here.
+sdir=$GEAK_LOCKED/.status
+painter=
+if [ -t 2 ] || [ -n "${GEAK_LOOP_STATUS:-}" ]; then
+	rm -rf "$sdir" && mkdir -p "$sdir" || exit 3
+	GEAK_STATUS_DIR=$sdir
+	export GEAK_STATUS_DIR
+fi
+status_is() {
+	[ -n "${GEAK_STATUS_DIR:-}" ] && printf '%s\n' "$*" > "$sdir/.loop.tmp" &&
+		mv -f "$sdir/.loop.tmp" "$sdir/.loop"
+}
+paint() {
+	cols=$(stty size 2>/dev/null </dev/tty | cut -d' ' -f2)
+	[ -n "$cols" ] && [ "$cols" -gt 1 ] || cols=80
+	while :; do
+		line=$(cat "$sdir/.loop" "$sdir"/geak-* 2>/dev/null | sed 's/^geak-//' | paste -sd'|' - |
+			sed 's/|/ | /g' | cut -c1-$((cols - ${#prog} - 3)))
+		printf '\r\033[K%s' "$prog: $line" >&2
+		sleep 0.5
+	done
+}
+unpaint() {
+	[ -n "$painter" ] && kill "$painter" 2>/dev/null && wait "$painter" 2>/dev/null
+	[ -n "$painter" ] && printf '\r\033[K' >&2
+	painter=
+}
+if [ -t 2 ] && [ -z "${GEAK_LOOP_STATUS:-}" ]; then
+	paint &
+	painter=$!
+fi
+# say MESSAGE: on stderr, above the status line.
+say() {
+	if [ -n "$painter" ]; then printf '\r\033[K%s\n' "$prog: $*" >&2
+	else printf '%s\n' "$prog: $*" >&2; fi
+}
+say_file() {
+	while IFS= read -r l; do say "$l"; done < "$1"
+}
+
 # Each step runs in the background so that a signal reaches this shell
 # at once; the step is then told to stop and waited for.
 child=
@@ -86,7 +168,7 @@ on_signal() {
 }
 trap 'on_signal 15' TERM
 trap 'on_signal 2' INT
-trap 'rm -f "$out/.geak.check" "$out/best.jsonl.tmp"' EXIT
+trap 'unpaint; rm -f "$out/.geak.check" "$out/best.jsonl.tmp"; [ -n "${GEAK_STATUS_DIR:-}" ] && [ -z "${GEAK_LOOP_STATUS:-}" ] && rm -rf "$sdir"' EXIT
 
 # run COMMAND...: run it as the current step; its exit status.
 run() {
@@ -102,10 +184,23 @@ run() {
 	done
 	child=
 	if [ -n "$caught" ]; then
-		echo "$prog: stopped by signal $caught; run the same command again to carry on" >&2
+		say "stopped by signal $caught; run the same command again to carry on"
 		exit $((128 + caught))
 	fi
 	return "$s"
+}
+
+# The run's spending so far, from its ledger: "$0.12, 3456 tokens".
+spent() {
+	[ -s "$ledger" ] && jq -r '"$\((.cost * 100 | round) / 100), \(.input_tokens + .output_tokens) tokens"' \
+		"$ledger" 2>/dev/null
+}
+# 0 when the ledger has reached a limit of the run's.
+budget_spent() {
+	[ -s "$ledger" ] || return 1
+	jq -e --arg c "$max_cost" --arg t "$max_tokens" '
+		($c != "" and .cost >= ($c | tonumber)) or
+		($t != "" and .input_tokens + .output_tokens >= ($t | tonumber))' "$ledger" >/dev/null 2>&1
 }
 
 # step FILE COMMAND...: make FILE unless a complete one exists.
@@ -116,28 +211,59 @@ step() {
 	run "$@"
 	s=$?
 	[ "$s" -eq 0 ] && return 0
-	if [ "$s" -eq 4 ]; then
-		echo "$prog: the model could not be used for $file (see above); fix that and run the same command again" >&2
+	if [ "$s" -eq 4 ] && budget_spent; then
+		say "the run's budget is spent ($(spent) so far, --max-cost ${max_cost:-none}, --max-tokens-total ${max_tokens:-none}): $file was not made; raise the limit and run the same command again"
 		exit 4
 	fi
-	echo "$prog: $file could not be made (see above)" >&2
+	if [ "$s" -eq 4 ]; then
+		say "the model could not be used for $file (see above); fix that and run the same command again"
+		exit 4
+	fi
+	say "$file could not be made (see above)"
 	exit 3
 }
 
-# The provider is checked once, before the first step that asks it.
+# The provider and the harness are checked once, before the first step
+# that asks the model: a harness that cannot start would waste its
+# answers.
 checked=
 preflight() {
 	[ -n "$checked" ] && return 0
 	checked=1
+	status_is "checking the model provider and the harness"
 	# shellcheck disable=SC2086  # a word list
 	run geak-gen --check ${GEAK_LLM_FLAGS:-} > "$out/.geak.check" 2>&1
 	s=$?
 	if [ "$s" -ne 0 ]; then
-		sed "s/^/$prog: /" "$out/.geak.check" >&2
-		echo "$prog: the model provider does not work (geak-gen --check); nothing was run" >&2
+		say_file "$out/.geak.check"
+		say "the model provider does not work (geak-gen --check); nothing was run"
 		exit 4
 	fi
-	[ -n "$verbose" ] && sed "s/^/$prog: /" "$out/.geak.check" >&2
+	[ -n "$verbose" ] && say_file "$out/.geak.check"
+	[ -n "$brief" ] && grep '^ok:' "$out/.geak.check" > "$out/.geak.check.ok" &&
+		say_file "$out/.geak.check.ok"
+	rm -f "$out/.geak.check.ok"
+	i=0
+	while [ "$i" -lt "$iters" ] && [ -f "$out/evaluated-$i.jsonl" ]; do i=$((i + 1)); done
+	if [ "$i" -lt "$iters" ]; then
+		# shellcheck disable=SC2086
+		run geak-eval --check ${GEAK_EVAL_FLAGS:-} > "$out/.geak.check" 2>&1
+		s=$?
+		if [ "$s" -ne 0 ]; then
+			say_file "$out/.geak.check"
+			say "the evaluation harness does not work (geak-eval --check); nothing was run"
+			exit 3
+		fi
+		[ -n "$verbose" ] && say_file "$out/.geak.check"
+		[ -n "$brief" ] && grep '^ok:' "$out/.geak.check" > "$out/.geak.check.ok" &&
+			say_file "$out/.geak.check.ok"
+		rm -f "$out/.geak.check.ok"
+		# Found no GPU, as the check said: the steps need not say it again.
+		case " ${GEAK_EVAL_FLAGS:-} " in *" --gpus "*|*" -g "*|*" --cpu "*) ;; *)
+			grep -q '^evaluating on: the CPU' "$out/.geak.check" &&
+				GEAK_EVAL_FLAGS="--cpu ${GEAK_EVAL_FLAGS:-}" && export GEAK_EVAL_FLAGS ;;
+		esac
+	fi
 	rm -f "$out/.geak.check"
 }
 model_step() {
@@ -146,24 +272,40 @@ model_step() {
 	step "$@"
 }
 
+status_is "iteration 0 of $iters: the first candidates"
 model_step "$out/iter-0.jsonl" geak-iter.sh first "$tasks" "$out/iter-0.jsonl" $run
 evaluated=
 i=0
 while [ "$i" -lt "$iters" ]; do
+	status_is "iteration $i of $iters: evaluating"
 	step "$out/evaluated-$i.jsonl" geak-iter.sh eval "$out/iter-$i.jsonl" "$out/evaluated-$i.jsonl"
 	evaluated="$evaluated $out/evaluated-$i.jsonl"
-	[ -n "$verbose" ] && geak-iter.sh progress "$i" "$out/evaluated-$i.jsonl"
+	[ -n "$verbose$brief" ] && say "$(geak-iter.sh progress "$i" "$out/evaluated-$i.jsonl" 2>&1)"
 	next=$((i + 1))
 	if [ "$next" -lt "$iters" ]; then
+		status_is "iteration $next of $iters: reflecting, optimising, generating"
 		model_step "$out/iter-$next.jsonl" geak-iter.sh next "$out/evaluated-$i.jsonl" \
 			"$out/iter-$next.jsonl" "$next"
 	fi
 	i=$next
 done
 # Cheap, and its inputs may have grown: always made afresh.
+status_is "selecting the best kernels"
 # shellcheck disable=SC2086  # a list of file names without blanks
 run geak-select -k "$passk" -s "$out/summary.json" -r "$out/report.html" $evaluated \
 	> "$out/best.jsonl.tmp"
 [ $? -le 1 ] && mv -f "$out/best.jsonl.tmp" "$out/best.jsonl" || exit 3
-[ -n "$verbose" ] && echo "$prog: best kernels in $out/best.jsonl, report in $out/report.html" >&2
+unpaint
+took=$(($(date +%s) - started))
+say "$(jq -r --arg it "$iters" --arg took "$took" '
+	def dur: if . < 60 then "\(.)s" elif . < 3600 then "\(. / 60 | floor)m\(. % 60)s"
+		else "\(. / 3600 | floor)h\(. / 60 % 60 | floor)m" end;
+	"\($it) iterations: \(.exec_pass) of \(.tasks) tasks pass" +
+	(if .speedup_n > 0 then ", best \([.kernels[].speedup | numbers] | max * 100 | round / 100)x, geometric mean \(.speedup_geomean * 100 | round / 100)x" else "" end) +
+	", \(.usage.calls) model calls, \(.usage.input_tokens + .usage.output_tokens) tokens" +
+	(if .usage.cost != null then (.usage.cost * 100 | round) as $c |
+		", $\($c / 100 | floor).\($c % 100 | tostring | if length < 2 then "0" + . else . end)"
+	 else "" end) +
+	", \($took | tonumber | dur); best kernels in '"$out"'/best.jsonl, report in '"$out"'/report.html"' \
+	"$out/summary.json")"
 exit 0

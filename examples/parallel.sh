@@ -1,54 +1,122 @@
 #!/bin/sh
-# parallel.sh: parallel scaling.  RUNS independent runs of the loop (each
-# its own folder, run index and, with -G, GPU), JOBS at a time through
-# xargs -P, then geak-select across all of them for pass@k and the best
-# kernel per task.  Resumable like loop.sh: finished steps are not redone.
-# The output folder is locked while it runs, as each run's folder is by
-# its loop.sh.  On SIGTERM or SIGINT no further run is started, the runs
-# are stopped (each as loop.sh stops) and waited for, and it exits 128
-# plus the signal's number.
+# parallel.sh (installed as geak-parallel): parallel scaling.  RUNS
+# independent runs of the loop (each its own folder, run index and, with
+# -g, GPU), JOBS at a time through xargs -P, then geak-select across all
+# of them for pass@k and the best kernel per task.  See geak-loop(1).
+#
+# Resumable like loop.sh: finished steps are not redone.  The output
+# folder is locked while it runs, as each run's folder is by its loop.
+# The runs share one ledger (DIR/ledger.json), so --max-cost and
+# --max-tokens-total hold for all of them together.  Each run's messages
+# go to DIR/run-R.log; on a terminal one line shows every run's step and
+# progress, and at the end one line sums the whole up.  On SIGTERM or
+# SIGINT no further run is started, the runs are stopped (each as
+# loop.sh stops) and waited for, and it exits 128 plus the signal's
+# number.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-PATH=$here/../bin:$PATH
+PATH=$here:$here/../bin:$PATH
 export PATH
+prog=$(basename "$0")
+loop=$here/loop.sh
+[ -x "$loop" ] || loop=$here/geak-loop
 
-iters=3 runs=4 jobs=2 out=out gpus= passk=
+iters=3 samples= runs=4 jobs=2 out=out gpus= passk= max_cost= max_tokens=
 usage() {
-	cat >&2 <<USAGE
-usage: parallel.sh [-n ITERS] [-R RUNS] [-P JOBS] [-o DIR] [-G GPU,GPU...] [-k LIST] TASKS.jsonl
-  -n ITERS  iterations per run (default 3)
-  -R RUNS   independent runs (default 4)
-  -P JOBS   runs at a time (default 2)
-  -o DIR    output folder (default out); run r goes to DIR/run-r
-  -G LIST   GPUs to spread the runs over, round robin
-  -k LIST   pass@k values (default 1,...,RUNS)
+	[ "$1" -eq 0 ] && fd=1 || fd=2
+	cat >&$fd <<USAGE
+usage: $prog [-i ITERS] [-n SAMPLES] [-R RUNS] [-j JOBS] [-o DIR] [-g GPUS] [-k LIST]
+       [--max-cost USD] [--max-tokens-total N] TASKS.jsonl
+  -i, --iters N          iterations per run (default 3)
+  -n, --samples N        first candidates per task, each a lineage of its own
+                         (geak-gen -n; default 1)
+  -R, --runs N           independent runs (default 4)
+  -j, --jobs N           runs at a time (default 2)
+  -o, --out DIR          output folder (default out); run R goes to DIR/run-R
+  -g, --gpus LIST        GPUs to spread the runs over, one each, round robin
+  -k, --pass-at LIST     pass@k values (default 1,...,RUNS)
+      --max-cost USD     stop asking the model once all the runs have spent USD
+      --max-tokens-total N  ... or N tokens
+  -h, --help             this help
 USAGE
-	exit 2
+	exit "$1"
 }
-while getopts n:R:P:o:G:k:h opt; do
-	case $opt in
-	n) iters=$OPTARG ;;
-	R) runs=$OPTARG ;;
-	P) jobs=$OPTARG ;;
-	o) out=$OPTARG ;;
-	G) gpus=$OPTARG ;;
-	k) passk=$OPTARG ;;
-	*) usage ;;
+need() { [ "$2" -ge 2 ] || { echo "$prog: $1 needs a value" >&2; usage 2; }; }
+whole() {
+	case $2 in ''|*[!0-9]*|0) echo "$prog: $1: want a whole number above 0, not '$2'" >&2; exit 2 ;; esac
+}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--*=*) a=${1%%=*} v=${1#*=}; shift; set -- "$a" "$v" "$@"; continue ;;
+	-h|--help) usage 0 ;;
+	-i|--iters) need "$1" $#; whole "$1" "$2"; iters=$2; shift 2 ;;
+	-n|--samples) need "$1" $#; whole "$1" "$2"; samples=$2; shift 2 ;;
+	-R|--runs) need "$1" $#; whole "$1" "$2"; runs=$2; shift 2 ;;
+	-j|--jobs) need "$1" $#; whole "$1" "$2"; jobs=$2; shift 2 ;;
+	-o|--out) need "$1" $#; out=$2; shift 2 ;;
+	-g|--gpus) need "$1" $#; gpus=$2; shift 2 ;;
+	-k|--pass-at) need "$1" $#; passk=$2; shift 2 ;;
+	--max-cost) need "$1" $#; max_cost=$2; shift 2 ;;
+	--max-tokens-total) need "$1" $#; whole "$1" "$2"; max_tokens=$2; shift 2 ;;
+	--) shift; break ;;
+	-?*) echo "$prog: unknown option $1" >&2; usage 2 ;;
+	*) break ;;
 	esac
 done
-shift $((OPTIND - 1))
-[ $# -eq 1 ] || usage
+[ $# -eq 1 ] || usage 2
 tasks=$1
 [ -n "$passk" ] || passk=$(seq -s, 1 "$runs")
 mkdir -p "$out" || exit 3
-command -v flock >/dev/null 2>&1 || { echo "parallel.sh: flock(1) is needed (util-linux)" >&2; exit 3; }
+started=$(date +%s)
+command -v flock >/dev/null 2>&1 || { echo "$prog: flock(1) is needed (util-linux)" >&2; exit 3; }
 exec 9>>"$out/.geak.lock" || exit 3
 if ! flock -n 9; then
-	echo "parallel.sh: $out is in use by another run (pid $(head -n 1 "$out/.geak.lock" 2>/dev/null)); stop it or wait for it" >&2
+	echo "$prog: $out is in use by another run (pid $(head -n 1 "$out/.geak.lock" 2>/dev/null)); stop it or wait for it" >&2
 	exit 3
 fi
 : > "$out/.geak.lock"
 echo $$ >&9
+top_out=$(cd "$out" && pwd)
+
+# ---- one status line for every run ----
+painter=
+state() { # R: done, running or waiting
+	if [ -f "$out/run-$1/best.jsonl" ] && ! busy "$1"; then echo done
+	elif busy "$1"; then echo running
+	else echo waiting; fi
+}
+busy() { [ -f "$out/run-$1/.geak.lock" ] && ! flock -n "$out/run-$1/.geak.lock" true; }
+paint() {
+	cols=$(stty size 2>/dev/null </dev/tty | cut -d' ' -f2)
+	[ -n "$cols" ] && [ "$cols" -gt 1 ] || cols=80
+	while :; do
+		d=0 w=0 line=
+		r=0
+		while [ "$r" -lt "$runs" ]; do
+			case $(state "$r") in
+			done) d=$((d + 1)) ;;
+			waiting) w=$((w + 1)) ;;
+			running)
+				st=$(cat "$out/run-$r/.status/.loop" "$out/run-$r/.status"/geak-* 2>/dev/null |
+					sed 's/^geak-//' | paste -sd'|' - | sed 's/|/, /g')
+				line="$line | run $r: ${st:-starting}" ;;
+			esac
+			r=$((r + 1))
+		done
+		line="runs $d done, $((runs - d - w)) running, $w waiting of $runs$line"
+		printf '\r\033[K%s' "$(printf '%s' "$prog: $line" | cut -c1-$((cols - 1)))" >&2
+		sleep 0.5
+	done
+}
+unpaint() {
+	[ -n "$painter" ] && kill "$painter" 2>/dev/null && wait "$painter" 2>/dev/null
+	[ -n "$painter" ] && printf '\r\033[K' >&2
+	painter=
+}
+say() {
+	if [ -n "$painter" ]; then printf '\r\033[K%s\n' "$prog: $*" >&2
+	else printf '%s\n' "$prog: $*" >&2; fi
+}
 
 # The runs' loop.sh processes are children of xargs, which does not pass
 # a signal on: each names itself in its folder's lock, and that lock is
@@ -73,12 +141,14 @@ stop_runs() {
 		[ -z "$busy" ] && break
 		sleep 0.2
 	done
-	echo "parallel.sh: stopped by signal $caught; run the same command again to carry on" >&2
+	unpaint
+	say "stopped by signal $caught; run the same command again to carry on"
 	exit $((128 + caught))
 }
 trap 'stop_runs 15' TERM
 trap 'stop_runs 2' INT
-trap 'rm -f "$out/best.jsonl.tmp"' EXIT
+trap 'unpaint; rm -f "$out/best.jsonl.tmp"' EXIT
+[ -t 2 ] && { paint & painter=$!; }
 
 # One line per run: "RUN GPU" (GPU "-" for none).
 r=0
@@ -90,19 +160,40 @@ while [ "$r" -lt "$runs" ]; do
 		echo "$r -"
 	fi
 	r=$((r + 1))
-done | GEAK_PAR_HERE=$here GEAK_PAR_ITERS=$iters GEAK_PAR_OUT=$out GEAK_PAR_TASKS=$tasks xargs -P "$jobs" -L 1 sh -c '
+done | GEAK_PAR_LOOP=$loop GEAK_PAR_ITERS=$iters GEAK_PAR_OUT=$out GEAK_PAR_TASKS=$tasks \
+	GEAK_PAR_FLAGS="${samples:+-n $samples}${max_cost:+ --max-cost $max_cost}${max_tokens:+ --max-tokens-total $max_tokens}" \
+	GEAK_RUN_LEDGER=$top_out/ledger.json GEAK_LOOP_STATUS=1 xargs -P "$jobs" -L 1 sh -c '
 	gpu=
 	[ "$2" = - ] || gpu="-g $2"
-	exec "$GEAK_PAR_HERE/loop.sh" -v -n "$GEAK_PAR_ITERS" -r "$1" $gpu -o "$GEAK_PAR_OUT/run-$1" \
-		"$GEAK_PAR_TASKS" 2>"$GEAK_PAR_OUT/run-$1.log"' sh &
+	exec "$GEAK_PAR_LOOP" -v -i "$GEAK_PAR_ITERS" --run "$1" $gpu $GEAK_PAR_FLAGS \
+		-o "$GEAK_PAR_OUT/run-$1" "$GEAK_PAR_TASKS" 2>"$GEAK_PAR_OUT/run-$1.log"' sh &
 xargs_pid=$!
 wait "$xargs_pid"
 status=$?
+unpaint
 if [ $status -ne 0 ]; then
-	echo "parallel.sh: a run failed; see $out/run-*.log" >&2
+	for l in "$out"/run-*.log; do
+		[ -s "$l" ] && say "$(basename "$l" .log): $(tail -n 1 "$l" | sed 's/^[^:]*: //')"
+	done
+	say "a run failed; see $out/run-*.log"
 	exit 3
 fi
 geak-select -k "$passk" -s "$out/summary.json" -r "$out/report.html" \
 	"$out"/run-*/evaluated-*.jsonl > "$out/best.jsonl.tmp"
 [ $? -le 1 ] && mv -f "$out/best.jsonl.tmp" "$out/best.jsonl" || exit 3
-echo "parallel.sh: $runs runs; best kernels in $out/best.jsonl, report in $out/report.html" >&2
+rm -rf "$out"/run-*/.status
+took=$(($(date +%s) - started))
+say "$(jq -r --arg runs "$runs" --arg it "$iters" --arg took "$took" '
+	def dur: if . < 60 then "\(.)s" elif . < 3600 then "\(. / 60 | floor)m\(. % 60)s"
+		else "\(. / 3600 | floor)h\(. / 60 % 60 | floor)m" end;
+	def pct: (. * 1000 | round) / 10 | tostring + "%";
+	"\($runs) runs of \($it) iterations: " +
+	([.pass_at_k[] | "pass@\(.k) \(.exec | if . == null then "n/a" else pct end)"] | join(", ")) +
+	", \(.exec_pass) of \(.tasks) tasks pass in some run" +
+	(if .speedup_n > 0 then ", geometric mean \(.speedup_geomean * 100 | round / 100)x" else "" end) +
+	", \(.usage.calls) model calls, \(.usage.input_tokens + .usage.output_tokens) tokens" +
+	(if .usage.cost != null then (.usage.cost * 100 | round) as $c |
+		", $\($c / 100 | floor).\($c % 100 | tostring | if length < 2 then "0" + . else . end)"
+	 else "" end) +
+	", \($took | tonumber | dur); best kernels in '"$out"'/best.jsonl, report in '"$out"'/report.html"' \
+	"$out/summary.json")"

@@ -15,6 +15,7 @@
 #include "evalcache.h"
 #include "evaljob.h"
 #include "harness.h"
+#include "pyenv.h"
 #include "record.h"
 #include "runner.h"
 #include "secrets.h"
@@ -244,6 +245,10 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 			return -1;
 		if (had_run || !s->gpu || json_is_string(geak_get(run->hello, "device.name")) || i + 1 == n)
 			break;
+		/* A CPU build of torch has no device under any layer: the
+		 * caller says so, and no layer is dropped for it. */
+		if (geak_pyenv_cpu_build(json_object_get(run->hello, "build")))
+			break;
 		geak_warn("GPU %s: no device inside the sandbox (%s); starting the workers with fewer layers",
 		    s->gpu, geak_get_str(run->hello, "device.error") ?
 		    geak_get_str(run->hello, "device.error") : "unknown error");
@@ -377,14 +382,17 @@ geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *d
 	if (geak_slot_up(s, which, err, errlen) < 0)
 		return NULL;
 	me.pid = s->w[which].proc.pid;
-	if (mode != GEAK_USE_NONE)
-		geak_trace(s, "%s: waiting for GPU %s (%s)", base_name(dir), s->gpu ? s->gpu : "-",
-		    mode_name[mode]);
-	if (gpu)
+	if (gpu) {
+		geak_trace(s, "%s: waiting for GPU %s (%s)", base_name(dir), s->gpu, mode_name[mode]);
 		paused = queue_enter(s, mode, &me);
+	}
 	t1 = geak_now();
-	geak_trace(s, "%s: running after %.1f s waiting, %d correctness runs paused", base_name(dir),
-	    t1 - t0, paused);
+	if (gpu)
+		geak_trace(s, "%s: running after %.1f s waiting, %d correctness runs paused",
+		    base_name(dir), t1 - t0, paused);
+	else
+		geak_trace(s, "%s: running%s", base_name(dir),
+		    mode == GEAK_USE_NONE ? " (no device)" : " on the CPU");
 	req = request(s, op, dir, nonce, extra);
 	resp = call_worker(s, which, req, err, errlen);
 	json_decref(req);
@@ -410,8 +418,12 @@ again_if_short(struct geak_slot *s, int which, json_t *resp, const char *op, con
 
 	if (!gpu_short && !killed_from_outside(resp))
 		return resp;
-	geak_trace(s, "%s: %s beside other jobs; again on a drained GPU", base_name(dir),
-	    gpu_short ? "out of GPU memory" : "killed by SIGKILL (host memory?)");
+	if (s->gpu)
+		geak_trace(s, "%s: %s beside other jobs; again on a drained GPU", base_name(dir),
+		    gpu_short ? "out of GPU memory" : "killed by SIGKILL (host memory?)");
+	else
+		geak_trace(s, "%s: %s beside other jobs; once more", base_name(dir),
+		    gpu_short ? "out of memory" : "killed by SIGKILL (host memory?)");
 	s->oom_retries++;
 	json_decref(resp);
 	return geak_job(s, which, GEAK_GPU_DRAINED, op, dir, nonce, extra, err, errlen);
@@ -428,10 +440,13 @@ geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char 
 		return NULL;
 	s->member.pid = s->w[GEAK_W_RUN].proc.pid;
 	s->member.next = NULL;
-	geak_trace(s, "%s: waiting for GPU %s (shared, to prepare)", base_name(dir), s->gpu ? s->gpu : "-");
-	if (s->queue)
+	if (s->queue) {
+		geak_trace(s, "%s: waiting for GPU %s (shared, to prepare)", base_name(dir), s->gpu);
 		queue_enter(s, GEAK_GPU_SHARED, &s->member);
-	geak_trace(s, "%s: running after %.1f s waiting", base_name(dir), geak_now() - t0);
+		geak_trace(s, "%s: running after %.1f s waiting", base_name(dir), geak_now() - t0);
+	} else {
+		geak_trace(s, "%s: running on the CPU", base_name(dir));
+	}
 	req = request(s, op, dir, nonce, extra);
 	json_object_set_new(req, GEAK_REQ_HANDSHAKE, json_true());
 	msg = geak_worker_send(&s->w[GEAK_W_RUN], req, err, errlen) < 0 ? NULL :

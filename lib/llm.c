@@ -12,6 +12,7 @@
 #define DEFAULT_OPENAI_URL "https://api.openai.com/v1"
 #define DEFAULT_ANTHROPIC_URL "https://api.anthropic.com"
 #define DEFAULT_OPENAI_MODEL "gpt-4.1"
+#define DEFAULT_ANTHROPIC_MODEL "claude-sonnet-4-5"
 #define DEFAULT_AZURE_API_VERSION "2024-10-21"
 
 static const char *const provider_names[] = {"openai", "anthropic", "azure"};
@@ -55,6 +56,7 @@ geak_llm_option(struct geak_llm_config *cfg, int opt, const char *arg)
 	case GEAK_LLM_OPT_RECORD: cfg->record_path = arg; break;
 	case GEAK_LLM_OPT_REPLAY: cfg->replay_path = arg; break;
 	case GEAK_LLM_OPT_JOURNAL: cfg->journal_path = arg; break;
+	case GEAK_LLM_OPT_LEDGER: cfg->ledger_path = arg; break;
 	case GEAK_LLM_OPT_MAX_TIME:
 		cfg->max_time = geak_parse_double(arg, "--max-time", 1, 604800);
 		break;
@@ -103,7 +105,8 @@ geak_llm_usage(FILE *fp)
 	    "      --journal FILE      answer from FILE what it holds, append every new\n"
 	    "                          answer (a stopped run resumes without asking again)\n"
 	    "      --max-tokens-total N  stop sending after N tokens in all\n"
-	    "      --max-cost C        stop sending after cost C (see --prices)\n"
+	    "      --max-cost USD      stop sending after USD US dollars (see --prices)\n"
+	    "      --ledger FILE       count the limits over every process given FILE\n"
 	    "      --prices FILE       price table (default share/prices.tsv)\n"
 	    "      --max-attempts N    attempts per request (default 6)\n"
 	    "      --max-wait S        seconds of back-off per request (default 300)\n"
@@ -144,22 +147,52 @@ first_env(const char *const *names, const char **which)
 }
 
 static int
-resolve_provider(struct geak_llm *llm, const struct geak_llm_config *cfg)
+set_provider(struct geak_llm *llm, const char *name, const char *why)
 {
-	const char *name = cfg->provider;
-	size_t i;
-
-	if (!name || !*name)
-		name = getenv("GEAK_PROVIDER");
-	if (!name || !*name)
-		name = "openai";
-	for (i = 0; i < sizeof provider_names / sizeof *provider_names; i++)
+	for (size_t i = 0; i < sizeof provider_names / sizeof *provider_names; i++)
 		if (!strcasecmp(name, provider_names[i])) {
 			llm->provider = (enum geak_llm_provider)i;
+			llm->provider_why = why;
 			return 0;
 		}
 	geak_warn("unknown provider '%s' (want openai, anthropic or azure)", name);
 	return -1;
+}
+
+static int
+is_set(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v;
+}
+
+/* Nothing names the provider: a base URL of one's own is a server that
+ * speaks OpenAI's API (vLLM, llama.cpp, Ollama); a Claude model is
+ * Anthropic's; else the provider whose key (or endpoint) is set, OpenAI
+ * first. */
+static int
+resolve_provider(struct geak_llm *llm, const struct geak_llm_config *cfg)
+{
+	const char *name = cfg->provider, *model = cfg->model;
+
+	if (name && *name)
+		return set_provider(llm, name, "--provider");
+	if (is_set("GEAK_PROVIDER"))
+		return set_provider(llm, getenv("GEAK_PROVIDER"), "$GEAK_PROVIDER");
+	if ((cfg->base_url && *cfg->base_url) || is_set("GEAK_BASE_URL"))
+		return set_provider(llm, "openai", "a base URL was given");
+	if (!model || !*model)
+		model = getenv("GEAK_MODEL");
+	if (model && !strncasecmp(model, "claude", 6))
+		return set_provider(llm, "anthropic", "the model is Claude");
+	if (is_set("OPENAI_API_KEY") || is_set("OPENAI_BASE_URL") || is_set("OPENAI_API_BASE"))
+		return set_provider(llm, "openai", "$OPENAI_API_KEY or its base URL is set");
+	if (is_set("ANTHROPIC_API_KEY") || is_set("ANTHROPIC_BASE_URL"))
+		return set_provider(llm, "anthropic", "$ANTHROPIC_API_KEY or its base URL is set");
+	if (is_set("AZURE_OPENAI_API_KEY") || is_set("AZURE_OPENAI_ENDPOINT"))
+		return set_provider(llm, "azure", "$AZURE_OPENAI_API_KEY or its endpoint is set");
+	return set_provider(llm, "openai", "the default");
 }
 
 static char *
@@ -249,15 +282,21 @@ resolve_key(struct geak_llm *llm, const struct geak_llm_config *cfg)
 	return 0;
 }
 
+/* Each provider's default: a strong current model; an Azure deployment
+ * has a name of its user's choosing. */
 static int
 resolve_model(struct geak_llm *llm, const struct geak_llm_config *cfg)
 {
 	const char *model = cfg->model && *cfg->model ? cfg->model : getenv("GEAK_MODEL");
 
-	if ((!model || !*model) && llm->provider == GEAK_LLM_OPENAI)
-		model = DEFAULT_OPENAI_MODEL;
+	if ((!model || !*model) && llm->provider == GEAK_LLM_AZURE)
+		model = getenv("AZURE_OPENAI_DEPLOYMENT");
+	if (!model || !*model)
+		model = llm->provider == GEAK_LLM_OPENAI ? DEFAULT_OPENAI_MODEL :
+		    llm->provider == GEAK_LLM_ANTHROPIC ? DEFAULT_ANTHROPIC_MODEL : NULL;
 	if (!model || !*model) {
-		geak_warn("no model: give --model or set GEAK_MODEL");
+		geak_warn("azure needs the deployment's name: give --model or set "
+		    "GEAK_MODEL or AZURE_OPENAI_DEPLOYMENT");
 		return -1;
 	}
 	llm->model = geak_xstrdup(model);
@@ -278,19 +317,20 @@ resolve_options(struct geak_llm *llm, const struct geak_llm_config *cfg)
 	return 0;
 }
 
+/* Every call's cost goes into its record, so the table is always read:
+ * the shipped one may be missing (a model without a price costs null),
+ * a table that was named may not, nor may a budget lack a price. */
 static int
 load_prices(struct geak_llm *llm, const struct geak_llm_config *cfg)
 {
-	char *path;
-	int rc;
-
-	if (cfg->max_cost < 0 && !cfg->prices_path)
-		return 0;
-	path = cfg->prices_path ? geak_xstrdup(cfg->prices_path) :
+	char *path = cfg->prices_path ? geak_xstrdup(cfg->prices_path) :
 	    geak_share_path(NULL, ".", "prices.tsv");
-	rc = geak_llm_price_load(path, geak_llm_provider_name(llm), llm->model, &llm->price);
+	int rc = 0;
+
+	if (cfg->prices_path || access(path, R_OK) == 0)
+		rc = geak_llm_price_load(path, geak_llm_provider_name(llm), llm->model, &llm->price);
 	if (rc == 0 && cfg->max_cost >= 0 && !llm->price.known) {
-		geak_warn("--max-cost: %s has no price for %s model %s", path,
+		geak_warn("--max-cost: %s has no price for %s model %s (add a line for it)", path,
 		    geak_llm_provider_name(llm), llm->model);
 		rc = -1;
 	}
@@ -301,8 +341,8 @@ load_prices(struct geak_llm *llm, const struct geak_llm_config *cfg)
 static void
 describe(const struct geak_llm *llm)
 {
-	geak_warn("llm: %s model %s at %s", geak_llm_provider_name(llm), llm->model,
-	    llm->cfg.replay_path ? "(replay: no network)" : llm->endpoint);
+	geak_warn("llm: %s (%s) model %s at %s", geak_llm_provider_name(llm), llm->provider_why,
+	    llm->model, llm->cfg.replay_path ? "(replay: no network)" : llm->endpoint);
 	if (!llm->cfg.replay_path)
 		geak_warn("llm: key %s%s", llm->key_source ? "from $" : "none (no auth header sent)",
 		    llm->key_source ? llm->key_source : "");
@@ -322,7 +362,7 @@ geak_llm_open(const struct geak_llm_config *cfg)
 	struct geak_llm *llm = geak_xcalloc(1, sizeof *llm);
 
 	llm->cfg = *cfg;
-	llm->record_fd = llm->journal_fd = -1;
+	llm->record_fd = llm->journal_fd = llm->ledger_fd = -1;
 	pthread_mutex_init(&llm->mu, NULL);
 	if (!curl_ready) {
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -338,12 +378,13 @@ geak_llm_open(const struct geak_llm_config *cfg)
 	    (cfg->replay_path && geak_llm_replay_load(llm, cfg->replay_path)) ||
 	    (cfg->record_path && geak_llm_record_open(llm, cfg->record_path)) ||
 	    (cfg->journal_path && !cfg->replay_path &&
-	     geak_llm_journal_open(llm, cfg->journal_path))) {
+	     geak_llm_journal_open(llm, cfg->journal_path)) ||
+	    (cfg->ledger_path && geak_llm_ledger_open(llm, cfg->ledger_path))) {
 		geak_llm_close(llm);
 		return NULL;
 	}
 	llm->tty = isatty(STDERR_FILENO);
-	llm->progress = cfg->verbose || llm->tty;
+	llm->progress = cfg->verbose && !llm->tty;
 	if (cfg->verbose)
 		describe(llm);
 	return llm;
@@ -362,6 +403,8 @@ geak_llm_close(struct geak_llm *llm)
 		geak_warn("--record %s:", llm->cfg.record_path);
 	if (llm->journal_fd >= 0 && close(llm->journal_fd) < 0)
 		geak_warn("--journal %s:", llm->cfg.journal_path);
+	if (llm->ledger_fd >= 0 && close(llm->ledger_fd) < 0)
+		geak_warn("--ledger %s:", llm->cfg.ledger_path);
 	json_decref(llm->journal);
 	json_decref(llm->journal_used);
 	pthread_mutex_destroy(&llm->mu);
@@ -433,34 +476,62 @@ geak_llm_failure_is_the_runs(const struct geak_llm_reply *reply)
 	return 1;
 }
 
-static void
-add_total(json_t *rec, const char *field, long n)
+static json_t *
+usage_total(json_t *rec)
 {
 	json_t *total = json_object_get(rec, "usage_total");
-	json_t *old = json_object_get(total, field);
-	long have = json_is_integer(old) ? (long)json_integer_value(old) : 0;
 
 	if (!json_is_object(total)) {
 		total = json_object();
 		if (!total || json_object_set_new(rec, "usage_total", total) < 0)
 			geak_die(GEAK_EXIT_FATAL, "out of memory");
 	}
+	return total;
+}
+
+static void
+add_total(json_t *rec, const char *field, long n)
+{
+	json_t *total = usage_total(rec), *old = json_object_get(total, field);
+	long have = json_is_integer(old) ? (long)json_integer_value(old) : 0;
+
 	if (json_object_set_new(total, field, json_integer(have + n)) < 0)
 		geak_die(GEAK_EXIT_FATAL, "out of memory");
 }
 
-static void
-add_usage_total(json_t *rec, const struct geak_llm_reply *reply)
+/* What the call cost this run: nothing when it was replayed, null when
+ * the model has no price. */
+static json_t *
+call_cost(const struct geak_llm *llm, const struct geak_llm_reply *reply)
 {
+	if (reply->replayed)
+		return json_real(0);
+	return llm->price.known ? json_real(geak_llm_cost(&llm->price, &reply->usage)) :
+	    json_null();
+}
+
+static void
+add_usage_total(json_t *rec, const struct geak_llm *llm, const struct geak_llm_reply *reply)
+{
+	json_t *total, *cost = call_cost(llm, reply);
+
 	add_total(rec, "calls", 1);
 	add_total(rec, "input_tokens", reply->usage.input_tokens);
 	add_total(rec, "output_tokens", reply->usage.output_tokens);
+	total = usage_total(rec);
+	if (json_is_number(cost)) {
+		json_t *old = json_object_get(total, "cost");
+		double have = json_is_number(old) ? json_number_value(old) : 0;
+		if (json_object_set_new(total, "cost", json_real(have + json_number_value(cost))) < 0)
+			geak_die(GEAK_EXIT_FATAL, "out of memory");
+	}
+	json_decref(cost);
 }
 
 void
 geak_llm_account(json_t *rec, const struct geak_llm *llm, const struct geak_llm_reply *reply)
 {
-	json_t *info = json_pack("{s:s, s:s, s:o, s:{s:I, s:I, s:I, s:I}, s:I, s:i, s:b}",
+	json_t *info = json_pack("{s:s, s:s, s:o, s:{s:I, s:I, s:I, s:I, s:o}, s:I, s:i, s:b}",
 	    "provider", geak_llm_provider_name(llm),
 	    "model", llm->model,
 	    "request_id", reply->request_id ? json_string(reply->request_id) : json_null(),
@@ -469,22 +540,22 @@ geak_llm_account(json_t *rec, const struct geak_llm *llm, const struct geak_llm_
 	    "output_tokens", (json_int_t)reply->usage.output_tokens,
 	    "cached_input_tokens", (json_int_t)reply->usage.cached_input_tokens,
 	    "reasoning_tokens", (json_int_t)reply->usage.reasoning_tokens,
+	    "cost", call_cost(llm, reply),
 	    "latency_ms", (json_int_t)(reply->latency_ms + 0.5),
 	    "attempts", reply->attempts,
 	    "replayed", reply->replayed);
 
 	if (!info || json_object_set_new(rec, "llm", info) < 0)
 		geak_die(GEAK_EXIT_FATAL, "out of memory");
-	add_usage_total(rec, reply);
+	add_usage_total(rec, llm, reply);
 }
 
 void
 geak_llm_set_error(json_t *rec, const struct geak_llm *llm, const struct geak_llm_reply *reply)
 {
-	(void)llm;
 	/* A request that was sent cost a call even when it failed. */
 	if (reply->attempts > 0)
-		add_usage_total(rec, reply);
+		add_usage_total(rec, llm, reply);
 	geak_set_error(rec, "llm", reply->error_kind ? reply->error_kind : "provider", "%s",
 	    reply->error ? reply->error : "request failed");
 }

@@ -56,7 +56,9 @@ struct geak_llm_config {
 	const char *journal_path; /* --journal FILE: answer from it what it has,
 	                           * append the rest */
 	long max_tokens_total;    /* --max-tokens-total (input+output); < 0: none */
-	double max_cost;          /* --max-cost in the price table's currency; < 0: none */
+	double max_cost;          /* --max-cost in US dollars (the price table's); < 0: none */
+	const char *ledger_path;  /* --ledger FILE: the spending the limits count,
+	                           * shared by every process given it */
 	const char *prices_path;  /* --prices FILE (default share/prices.tsv) */
 	int max_attempts;         /* --max-attempts per request (default 6) */
 	double max_wait;          /* --max-wait: seconds of back-off per request (default 300) */
@@ -93,6 +95,7 @@ enum {
 	GEAK_LLM_OPT_CHECK,
 	GEAK_LLM_OPT_JOURNAL,
 	GEAK_LLM_OPT_MAX_TIME,
+	GEAK_LLM_OPT_LEDGER,
 };
 
 /* Append to the tool's getopt short-option string. */
@@ -115,6 +118,7 @@ enum {
 	{"max-time", required_argument, NULL, GEAK_LLM_OPT_MAX_TIME}, \
 	{"max-tokens-total", required_argument, NULL, GEAK_LLM_OPT_MAX_TOKENS_TOTAL}, \
 	{"max-cost", required_argument, NULL, GEAK_LLM_OPT_MAX_COST}, \
+	{"ledger", required_argument, NULL, GEAK_LLM_OPT_LEDGER}, \
 	{"prices", required_argument, NULL, GEAK_LLM_OPT_PRICES}, \
 	{"max-attempts", required_argument, NULL, GEAK_LLM_OPT_MAX_ATTEMPTS}, \
 	{"max-wait", required_argument, NULL, GEAK_LLM_OPT_MAX_WAIT}, \
@@ -231,15 +235,17 @@ int geak_llm_check(struct geak_llm *llm);
 struct geak_llm_totals {
 	long calls;
 	long input_tokens, output_tokens;
-	double cost;        /* from the price table; 0 when unknown */
+	double cost;        /* US dollars, from the price table; 0 when unknown */
 	int cost_known;     /* 1 when the model is in the price table */
 };
 void geak_llm_totals(struct geak_llm *llm, struct geak_llm_totals *t);
 
 /* Store the call in a record: rec.llm = {provider, model, request_id,
  * usage: {input_tokens, output_tokens, cached_input_tokens,
- * reasoning_tokens}, latency_ms, attempts, replayed} and add to
- * rec.usage_total = {calls, input_tokens, output_tokens}. */
+ * reasoning_tokens, cost}, latency_ms, attempts, replayed} and add to
+ * rec.usage_total = {calls, input_tokens, output_tokens, cost}.  cost is
+ * in US dollars, null (and absent from usage_total) when the price table
+ * has no price for the model, 0 for an answer from --replay. */
 void geak_llm_account(json_t *rec, const struct geak_llm *llm,
 	const struct geak_llm_reply *reply);
 /* Add a failed call's tokens (if any) to usage_total and attach

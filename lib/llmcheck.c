@@ -49,6 +49,104 @@ verdict(const struct geak_llm *llm, const struct geak_llm_reply *rep)
 		printf("FAILED: %s: %s\n", kind, msg);
 }
 
+/* ---- the server's models ---- */
+
+#define MODELS_SHOWN 8       /* names printed; the count says the rest */
+#define MODELS_MAX_BODY (4u << 20)
+
+static size_t
+on_body(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct geak_buf *b = ud;
+
+	if (b->len + size * nmemb > MODELS_MAX_BODY)
+		return 0;
+	geak_buf_append(b, p, size * nmemb);
+	return size * nmemb;
+}
+
+/* Where the server lists its models: OpenAI's API and the servers that
+ * copy it (vLLM, llama.cpp, Ollama) at base/models, Anthropic's at
+ * /v1/models; an Azure deployment is a model already.  NULL: nowhere. */
+static char *
+models_url(const struct geak_llm *llm)
+{
+	size_t n = strlen(llm->base_url);
+
+	switch (llm->provider) {
+	case GEAK_LLM_ANTHROPIC:
+		return geak_xasprintf("%s%s/models", llm->base_url,
+		    n >= 3 && !strcmp(llm->base_url + n - 3, "/v1") ? "" : "/v1");
+	case GEAK_LLM_AZURE:
+		return NULL;
+	default:
+		return geak_xasprintf("%s/models", llm->base_url);
+	}
+}
+
+/* "models: the server lists 3: a, b, c (gpt-4.1 is one)".  What goes
+ * wrong here is only said: the request below is the test. */
+static void
+list_models(struct geak_llm *llm)
+{
+	char *url = models_url(llm), err[CURL_ERROR_SIZE] = "";
+	struct curl_slist *h;
+	struct geak_buf body = { 0 };
+	json_t *doc, *data, *m;
+	long status = 0;
+	size_t i, shown = 0;
+	int listed = 0;
+	CURL *e;
+
+	if (!url || !(e = curl_easy_init())) {
+		free(url);
+		return;
+	}
+	h = geak_llm_headers(llm, 0);
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, &body);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, err);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(llm->cfg.connect_timeout * 1000));
+	curl_easy_setopt(e, CURLOPT_TIMEOUT, 30L);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "geak/" GEAK_VERSION);
+	if (curl_easy_perform(e) != CURLE_OK) {
+		printf("models: not listed (%s)\n", *err ? err : "no answer");
+		goto done;
+	}
+	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+	doc = status / 100 == 2 ? json_loadb(body.data ? body.data : "", body.len, 0, NULL) : NULL;
+	data = json_object_get(doc, "data");
+	if (!json_is_array(data)) {
+		printf("models: the server does not list them (HTTP %ld)\n", status);
+		json_decref(doc);
+		goto done;
+	}
+	printf("models: the server lists %zu", json_array_size(data));
+	json_array_foreach(data, i, m) {
+		const char *id = json_string_value(json_object_get(m, "id"));
+		if (!id)
+			continue;
+		listed |= !strcmp(id, llm->model);
+		if (shown++ < MODELS_SHOWN)
+			printf("%s%s", shown == 1 ? ": " : ", ", id);
+	}
+	printf("%s (%s %s)\n", shown > MODELS_SHOWN ? ", ..." : "", llm->model,
+	    listed ? "is one of them" : "is not among them");
+	json_decref(doc);
+done:
+	fflush(stdout);
+	for (struct curl_slist *l = h; l; l = l->next) /* one holds the key */
+		memset(l->data, 0, strlen(l->data));
+	curl_slist_free_all(h);
+	curl_easy_cleanup(e);
+	geak_buf_free(&body);
+	free(url);
+}
+
 static void
 on_done(size_t index, const struct geak_llm_request *req,
 	const struct geak_llm_reply *rep, void *ctx)
@@ -80,9 +178,13 @@ geak_llm_check(struct geak_llm *llm)
 	long saved_tokens = llm->max_tokens;
 	int saved_fd = llm->record_fd, saved_journal_fd = llm->journal_fd;
 	int saved_attempts = llm->cfg.max_attempts;
+	long saved_tokens_total = llm->cfg.max_tokens_total;
+	double saved_cost = llm->cfg.max_cost;
+	const char *saved_ledger = llm->cfg.ledger_path;
 	json_t *saved_journal = llm->journal;
 
-	printf("provider: %s\nmodel: %s\n", geak_llm_provider_name(llm), llm->model);
+	printf("provider: %s (%s)\nmodel: %s\n", geak_llm_provider_name(llm), llm->provider_why,
+	    llm->model);
 	if (llm->replay) {
 		printf("replay: %s (%zu exchanges; no network is used)\n",
 		    llm->cfg.replay_path, json_object_size(llm->replay));
@@ -91,14 +193,19 @@ geak_llm_check(struct geak_llm *llm)
 	printf("endpoint: %s\nkey: %s%s\n", llm->endpoint,
 	    llm->key_source ? "from $" : "none", llm->key_source ? llm->key_source : "");
 	fflush(stdout);
+	list_models(llm);
 	req.messages = geak_llm_messages(NULL, "Reply with the single word: ok");
 	req.temperature = -1;
 	/* Small, not recorded, asked for real, and quick to give up. */
 	if (llm->max_tokens < 0 || llm->max_tokens > 64)
 		llm->max_tokens = llm->provider != GEAK_LLM_ANTHROPIC ? -1 :
 		    llm->reasoning_effort ? 2048 : 16;
+	/* Nor counted against a budget, nor refused by a spent one. */
 	llm->record_fd = llm->journal_fd = -1;
+	llm->cfg.ledger_path = NULL;
 	llm->journal = NULL;
+	llm->cfg.max_tokens_total = -1;
+	llm->cfg.max_cost = -1;
 	if (llm->cfg.max_attempts > 3)
 		llm->cfg.max_attempts = 3;
 	geak_llm_run(llm, &req, 1, on_done, &c);
@@ -107,6 +214,9 @@ geak_llm_check(struct geak_llm *llm)
 	llm->journal_fd = saved_journal_fd;
 	llm->journal = saved_journal;
 	llm->cfg.max_attempts = saved_attempts;
+	llm->cfg.max_tokens_total = saved_tokens_total;
+	llm->cfg.max_cost = saved_cost;
+	llm->cfg.ledger_path = saved_ledger;
 	json_decref(req.messages);
 	if (fflush(stdout))
 		return 1;

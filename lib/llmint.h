@@ -19,11 +19,12 @@ struct geak_llm_price {
 
 /* Shared by every thread that sends requests; mu guards what changes
  * after geak_llm_open: the totals, the budget, the journal's use and the
- * progress line. */
+ * progress lines of -v. */
 struct geak_llm {
 	pthread_mutex_t mu;
 	struct geak_llm_config cfg;
 	enum geak_llm_provider provider;
+	const char *provider_why; /* what chose it, for --check and -v */
 	char *model;
 	char *base_url;
 	char *endpoint;          /* the URL requests go to */
@@ -40,13 +41,13 @@ struct geak_llm {
 	json_t *journal;         /* key -> [reply, ...], with --journal */
 	json_t *journal_used;    /* key -> how many of them were taken */
 	int journal_fd;          /* --journal, or -1 */
-	int progress;            /* show progress on stderr */
+	int ledger_fd;           /* --ledger, or -1 */
+	int progress;            /* -v into a log: a line now and then */
 	int tty;                 /* stderr is a terminal */
 	struct geak_llm_totals totals;
 	long budget_tokens;      /* tokens spent that count against the budget */
 	long in_flight;          /* requests begun and not yet answered */
 	double last_progress;
-	int progress_shown;
 };
 
 /* The state of one answer being read (one attempt). */
@@ -103,6 +104,12 @@ int geak_llm_journal_open(struct geak_llm *llm, const char *path);
 /* The journal's answer to the next asking of key in this process, or
  * NULL; under llm->mu. */
 json_t *geak_llm_journal_take(struct geak_llm *llm, const char *key);
+
+/* llmledger.c: --ledger, the spending of every process sharing it.
+ * Each 0, or -1 (reported by open and add). */
+int geak_llm_ledger_open(struct geak_llm *llm, const char *path);
+int geak_llm_ledger_read(struct geak_llm *llm, struct geak_llm_totals *t);
+int geak_llm_ledger_add(struct geak_llm *llm, const struct geak_llm_usage *u, double cost);
 
 /* llmprice.c: the price table. */
 int geak_llm_price_load(const char *path, const char *provider, const char *model,

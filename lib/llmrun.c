@@ -14,7 +14,6 @@
 #include "llmint.h"
 
 #define RETRY_DELAY_CAP 60.0 /* longest single wait, even if the server asks more */
-#define PROGRESS_EVERY 0.25  /* seconds between updates of the terminal line */
 #define PROGRESS_LOG_EVERY 10.0 /* seconds between progress lines with -v */
 
 struct xfer {
@@ -213,7 +212,8 @@ fill_reply(struct xfer *x, struct geak_llm_reply *rep)
 	rep->key = x->key;
 }
 
-/* Under llm->mu. */
+/* Under llm->mu.  An answer from the journal was paid for by the run
+ * that received it, which put it in the ledger then. */
 static void
 account(struct geak_llm *llm, const struct geak_llm_reply *rep)
 {
@@ -221,18 +221,11 @@ account(struct geak_llm *llm, const struct geak_llm_reply *rep)
 	llm->totals.input_tokens += rep->usage.input_tokens;
 	llm->totals.output_tokens += rep->usage.output_tokens;
 	if (!rep->replayed) {
-		llm->totals.cost += geak_llm_cost(&llm->price, &rep->usage);
+		double cost = geak_llm_cost(&llm->price, &rep->usage);
+		llm->totals.cost += cost;
 		llm->budget_tokens += rep->usage.input_tokens + rep->usage.output_tokens;
-	}
-}
-
-/* Under llm->mu. */
-static void
-progress_clear(struct geak_llm *llm)
-{
-	if (llm->progress_shown) {
-		fputs("\r\033[K", stderr);
-		llm->progress_shown = 0;
+		if (llm->cfg.ledger_path && !rep->journaled)
+			geak_llm_ledger_add(llm, &rep->usage, cost);
 	}
 }
 
@@ -272,7 +265,6 @@ complete(struct run *r, struct xfer *x, struct geak_llm_reply *rep)
 		account(llm, rep);
 	if (x->counted)
 		llm->in_flight--;
-	progress_clear(llm);
 	pthread_mutex_unlock(&llm->mu);
 	if (live && llm->record_fd >= 0)
 		geak_llm_record_write(llm, llm->record_fd, x->req, rep);
@@ -346,9 +338,6 @@ retry(struct run *r, struct xfer *x, const char *kind, char *msg)
 		return;
 	}
 	if (cfg->verbose) {
-		pthread_mutex_lock(&r->llm->mu);
-		progress_clear(r->llm);
-		pthread_mutex_unlock(&r->llm->mu);
 		geak_warn("llm: request %zu: %s; retrying in %.1f s (attempt %d of %d)",
 		    x->index, msg, delay, x->attempts + 1, cfg->max_attempts);
 	}
@@ -488,20 +477,32 @@ from_file(struct run *r, struct xfer *x, json_t *rec, int journaled)
 	complete(r, x, &rep);
 }
 
-/* Under llm->mu. */
+/* Under llm->mu.  With --ledger the limits count what every process
+ * that shares it spent; without, this process's own. */
 static int
-over_budget(const struct geak_llm *llm, char **why)
+over_budget(struct geak_llm *llm, char **why)
 {
 	const struct geak_llm_config *cfg = &llm->cfg;
+	struct geak_llm_totals led;
+	long tokens = llm->budget_tokens;
+	double cost = llm->totals.cost;
+	const char *whose = "";
 
-	if (cfg->max_tokens_total >= 0 && llm->budget_tokens >= cfg->max_tokens_total) {
-		*why = geak_xasprintf("not sent: %ld tokens used, --max-tokens-total is %ld",
-		    llm->budget_tokens, cfg->max_tokens_total);
+	if (cfg->max_tokens_total < 0 && cfg->max_cost < 0)
+		return 0;
+	if (cfg->ledger_path && geak_llm_ledger_read(llm, &led) == 0) {
+		tokens = led.input_tokens + led.output_tokens;
+		cost = led.cost;
+		whose = " by the run (--ledger)";
+	}
+	if (cfg->max_tokens_total >= 0 && tokens >= cfg->max_tokens_total) {
+		*why = geak_xasprintf("not sent: %ld tokens used%s, --max-tokens-total is %ld",
+		    tokens, whose, cfg->max_tokens_total);
 		return 1;
 	}
-	if (cfg->max_cost >= 0 && llm->totals.cost >= cfg->max_cost) {
-		*why = geak_xasprintf("not sent: cost %.4f reached --max-cost %g",
-		    llm->totals.cost, cfg->max_cost);
+	if (cfg->max_cost >= 0 && cost >= cfg->max_cost) {
+		*why = geak_xasprintf("not sent: $%.4f spent%s reached --max-cost %g", cost,
+		    whose, cfg->max_cost);
 		return 1;
 	}
 	return 0;
@@ -552,33 +553,28 @@ begin(struct run *r, struct xfer *x, size_t i, struct geak_llm_request *req)
 	}
 }
 
-/* On a terminal, one line rewritten in place; with -v elsewhere (a log),
- * a line now and then while answers are streaming.  The line speaks for
- * every thread's requests. */
+/* With -v and no terminal (a log), a line now and then while answers
+ * are streaming: on a terminal the record loop's progress line says it.
+ * The line speaks for every thread's requests. */
 static void
 show_progress(struct run *r, int in_flight)
 {
 	struct geak_llm *llm = r->llm;
 	double now = geak_now();
-	int tty = llm->tty;
 
 	if (!llm->progress || in_flight == 0)
 		return;
 	pthread_mutex_lock(&llm->mu);
-	if (now - llm->last_progress < (tty ? PROGRESS_EVERY : PROGRESS_LOG_EVERY)) {
+	if (now - llm->last_progress < PROGRESS_LOG_EVERY) {
 		pthread_mutex_unlock(&llm->mu);
 		return;
 	}
-	if (llm->last_progress == 0 && !tty) {
+	if (llm->last_progress == 0) {
 		llm->last_progress = now; /* no line for short runs */
 		pthread_mutex_unlock(&llm->mu);
 		return;
 	}
-	flockfile(stderr);
-	fprintf(stderr, "%s%s: llm: %ld done, %ld in flight%s", tty ? "\r\033[K" : "", geak_prog,
-	    llm->totals.calls, llm->in_flight, tty ? "" : "\n");
-	funlockfile(stderr);
-	llm->progress_shown = tty;
+	geak_warn("llm: %ld done, %ld in flight", llm->totals.calls, llm->in_flight);
 	llm->last_progress = now;
 	pthread_mutex_unlock(&llm->mu);
 }
@@ -676,9 +672,6 @@ geak_llm_session_run(struct geak_llm_session *s, struct geak_llm_request *reqs, 
 		if (r.completed < n && wait_ms > 0)
 			curl_multi_poll(r.multi, NULL, 0, wait_ms, NULL);
 	}
-	pthread_mutex_lock(&llm->mu);
-	progress_clear(llm);
-	pthread_mutex_unlock(&llm->mu);
 	free(r.slots);
 	return 0;
 }

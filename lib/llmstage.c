@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "llmstage.h"
+#include "progress.h"
 #include "record.h"
 #include "recpool.h"
 
@@ -110,18 +111,32 @@ split(void *arg, json_t *rec, const char *where, json_t ***parts)
 	return run->st->split(run->st->ctx, rec, where, parts);
 }
 
+/* The requests' counts for the progress line and the summary: ", 12
+ * requests, 34.5k tokens, $0.12". */
 static void
-summary(struct geak_llm *llm)
+tally(void *arg, const struct geak_pool_stats *ps, struct geak_buf *b, int final)
 {
-	struct geak_llm_totals t;
+	struct stage_run *run = arg;
+	struct geak_llm_totals t = { 0 };
 
-	geak_llm_totals(llm, &t);
-	if (t.cost_known)
-		geak_warn("llm: %ld call%s, %ld input and %ld output tokens, cost %.4f",
-		    t.calls, t.calls == 1 ? "" : "s", t.input_tokens, t.output_tokens, t.cost);
-	else
-		geak_warn("llm: %ld call%s, %ld input and %ld output tokens", t.calls,
-		    t.calls == 1 ? "" : "s", t.input_tokens, t.output_tokens);
+	if (run->st->llm)
+		geak_llm_totals(run->st->llm, &t);
+	if (t.calls == 0) {
+		geak_buf_puts(b, ", no requests");
+	} else {
+		geak_buf_printf(b, ", %ld request%s, ", t.calls, t.calls == 1 ? "" : "s");
+		geak_fmt_count(b, (double)(t.input_tokens + t.output_tokens));
+		geak_buf_puts(b, " tokens");
+	}
+	if (t.calls && t.cost_known) {
+		geak_buf_puts(b, ", ");
+		geak_fmt_cost(b, t.cost);
+	}
+	if (run->st->tally)
+		run->st->tally(run->st->ctx, b, final);
+	if (final && ps->passed)
+		geak_buf_printf(b, ", %zu passed through (%s)", ps->passed,
+		    run->st->pass_why ? run->st->pass_why : "nothing to ask");
 }
 
 int
@@ -142,6 +157,7 @@ geak_llm_stage_run(struct geak_llm_stage *st, char *const *paths, int npaths)
 	struct geak_pool pool = {
 		.paths = paths, .npaths = npaths, .nslots = n, .slots = slotp, .stoppable = 1,
 		.split = st->split ? split : NULL, .fn = work, .arg = &run,
+		.noun = st->noun ? st->noun : "done", .tally = tally,
 	};
 	status = geak_pool_run(&pool);
 	for (long i = 0; i < n; i++)
@@ -153,8 +169,6 @@ geak_llm_stage_run(struct geak_llm_stage *st, char *const *paths, int npaths)
 		if (status == GEAK_EXIT_OK || status == GEAK_EXIT_RECORDS)
 			status = GEAK_EXIT_RUN;
 	}
-	if (st->verbose && st->llm)
-		summary(st->llm);
 	free(run.first_failure);
 	pthread_mutex_destroy(&run.mu);
 	free(slots);

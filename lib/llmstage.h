@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "llm.h"
+#include "util.h"
 
 struct geak_llm_stage {
 	struct geak_llm *llm;     /* NULL: no request is ever made (--dry-run) */
@@ -25,7 +26,14 @@ struct geak_llm_stage {
 	/* 1: the call is advice about the code, not the code's maker, so the
 	 * record's `llm` field is left as it was (usage_total still grows). */
 	int keep_llm_field;
-	int verbose;              /* the calls' totals on stderr at the end */
+	/* For the progress line and the summary (recpool.h): what the stage
+	 * does to a record ("generated"), and why it leaves one alone ("no
+	 * failed candidate"). */
+	const char *noun;
+	const char *pass_why;
+	/* The tool's own counts, after the requests' (as recpool.h's tally);
+	 * may be NULL. */
+	void (*tally)(void *ctx, struct geak_buf *line, int final);
 };
 
 /* Run the stage over the named inputs (none: stdin) to stdout.  Returns

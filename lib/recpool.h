@@ -20,6 +20,30 @@
 #include <stddef.h>
 #include <jansson.h>
 
+#include "util.h"
+
+/* From fn: nothing can be done with this record or with any other (the
+ * tool's set-up does not work, and fn has said why, once): no record
+ * starts after it, those in the slots finish, nothing more is written,
+ * and the loop returns GEAK_EXIT_FATAL. */
+#define GEAK_ABORT 3
+
+/* What the loop has done so far, for the progress line and the summary. */
+struct geak_pool_stats {
+	size_t total;             /* records to come out in all; 0: not known */
+	int estimated;            /* total is an estimate: input is still read */
+	size_t read;              /* records read, made or split into so far */
+	size_t written;           /* records out */
+	size_t in_flight;         /* records a slot is working on */
+	size_t done;              /* records fn changed (GEAK_DONE) */
+	size_t passed;            /* records fn or split left alone (GEAK_PASS) */
+	size_t had_error;         /* records that came with an error: passed on */
+	size_t failed;            /* records that came out with a new error */
+	double elapsed;           /* seconds since the loop started */
+	int stopped;              /* the signal that stopped the loop; -1:
+	                           * aborted (GEAK_ABORT); 0: neither */
+};
+
 struct geak_pool {
 	char *const *paths;       /* input files; none: stdin */
 	int npaths;
@@ -49,19 +73,30 @@ struct geak_pool {
 	 * keeps is written as new JSON even when fn leaves it alone, since
 	 * split may have changed it.  NULL: every record is itself. */
 	size_t (*split)(void *arg, json_t *rec, const char *where, json_t ***parts);
-	/* In a slot thread: GEAK_DONE, GEAK_PASS or GEAK_FAILED.  NULL: every
-	 * record is GEAK_DONE. */
+	/* In a slot thread: GEAK_DONE, GEAK_PASS, GEAK_FAILED or GEAK_ABORT.
+	 * NULL: every record is GEAK_DONE. */
 	int (*fn)(void *slot, json_t *rec, const char *where);
 	void (*slot_end)(void *slot);   /* as a slot's thread ends; may be NULL */
 	/* Once per record written (or, with sink, dropped), in the calling
 	 * thread: its verdict.  May be NULL. */
 	void (*written)(void *arg, int verdict);
 	void *arg;
+	/* For a tool whose records take time: what fn does to a record, as
+	 * the closing summary says it ("37 evaluated").  The loop then shows
+	 * a progress line (lib/progress.h) and, at the end, always, a summary
+	 * of one line on stderr.  NULL: neither. */
+	const char *noun;
+	/* The tool's own counts, each appended after ", ", to the progress
+	 * line (final 0) or to the summary (final 1), whose counts should say
+	 * why the records in st->passed were left alone.  In the writing
+	 * thread.  NULL: the summary says "N passed through". */
+	void (*tally)(void *arg, const struct geak_pool_stats *st, struct geak_buf *line,
+		int final);
 };
 
 /* Run the loop to the end of the input; the tool's exit status: 0, 1
- * when some record failed, 3 when input could not be read or output not
- * written (lib/util.h). */
+ * when some record failed, 3 when input could not be read, output not
+ * written, or fn gave up (GEAK_ABORT) (lib/util.h). */
 int geak_pool_run(struct geak_pool *p);
 
 #endif

@@ -1,27 +1,19 @@
 /* report.c: HTML (inline SVG, no scripts, no network) and Markdown
- * renderings of a geak-select summary. */
+ * renderings of a geak-select summary: a page a kernel engineer reads
+ * first.  Where the run came from (model, device, harness, date, whether
+ * the answers were replayed), how many tasks passed and why the others
+ * did not, how fast the kernels are, and what the model cost; a plot
+ * where something was measured, and none where nothing was. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "progress.h"
 #include "report.h"
+#include "svgplot.h"
 #include "util.h"
-
-#define PLOT_W 560
-#define PLOT_H 300
-#define PAD_L 58
-#define PAD_R 18
-#define PAD_T 34
-#define PAD_B 46
-
-static const char *const colors[] = { "#2563eb", "#dc2626", "#16a34a", "#9333ea" };
-
-struct series {
-	const char *name;
-	const char *key;  /* field of each row */
-	int percent;      /* a fraction shown as % */
-};
 
 int
 geak_report_format(const char *path)
@@ -49,24 +41,15 @@ integer(json_t *obj, const char *key)
 	return (long)json_integer_value(json_object_get(obj, key));
 }
 
+/* Text for an HTML page or a Markdown table cell (where a bar would end
+ * the cell). */
 static void
-put_escaped(struct geak_buf *b, const char *s)
+put_text(struct geak_buf *b, int md, const char *s)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<': geak_buf_puts(b, "&lt;"); break;
-		case '>': geak_buf_puts(b, "&gt;"); break;
-		case '&': geak_buf_puts(b, "&amp;"); break;
-		case '"': geak_buf_puts(b, "&quot;"); break;
-		default: geak_buf_append(b, s, 1);
-		}
+	if (!md) {
+		geak_svg_escape(b, s);
+		return;
 	}
-}
-
-/* A table cell in Markdown: a bar would end the cell. */
-static void
-put_md(struct geak_buf *b, const char *s)
-{
 	for (; s && *s; s++)
 		geak_buf_puts(b, *s == '|' ? "\\|" : (char[]){ *s, 0 });
 }
@@ -89,176 +72,117 @@ put_speedup(struct geak_buf *b, double v)
 		geak_buf_printf(b, "%.2fx", v);
 }
 
-/* A round tick step giving about five ticks over [0, max]. */
-static double
-tick_step(double max)
-{
-	double raw = max / 5, mag = pow(10, floor(log10(raw))), f = raw / mag;
+/* ---- what the numbers say, in words ---- */
 
-	return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+/* The record's "stage: reason" of a task that did not pass, as a kernel
+ * engineer says it. */
+static const char *
+gloss(const char *reason)
+{
+	static const struct { const char *reason, *text; } words[] = {
+		{ "call: syntax", "not valid Python" },
+		{ "call: compile", "a kernel did not compile" },
+		{ "call: runtime", "raised an exception" },
+		{ "call: timeout", "ran past its time limit" },
+		{ "call: crash", "crashed" },
+		{ "call: no_output", "ended without its result" },
+		{ "static: cheat", "rejected before it ran: its source games the evaluation" },
+		{ "exec: mismatch", "ran, but its outputs were wrong" },
+		{ "exec: cheat", "ran, but its own kernels did not do the work" },
+		{ "perf: mismatch", "correct when checked, wrong when timed" },
+		{ "perf: cheat", "caught gaming the timing" },
+		{ "flagged: excessive_speedup", "correct, but too fast to trust" },
+		{ "flagged: above_roofline", "correct, but faster than the device's peak" },
+		{ "flagged: precision_downgrade", "correct, but in lower precision" },
+		{ "flagged: secrets_in_env", "correct, but it saw secrets in its environment" },
+		{ "llm: budget", "no candidate: the budget was spent" },
+		{ "extract: no_code", "no candidate: the model's answer held no code" },
+		{ "eval: harness", "the evaluator could not run it (says nothing of the kernel)" },
+		{ "no candidate", "no candidate was evaluated" },
+	};
+
+	for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+		if (!strcmp(reason, words[i].reason))
+			return words[i].text;
+	if (!strncmp(reason, "llm: ", 5))
+		return "no candidate: the model could not be asked";
+	return reason;
 }
 
+/* When the page was made: $SOURCE_DATE_EPOCH, for pages that must come
+ * out the same, else now. */
 static void
-svg_open(struct geak_buf *b, const char *title, int h)
+put_date(struct geak_buf *b)
 {
-	geak_buf_printf(b, "<figure><svg viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
-	    "role=\"img\" aria-label=\"", PLOT_W, h, PLOT_W, h);
-	put_escaped(b, title);
-	geak_buf_printf(b, "\"><text x=\"%d\" y=\"18\" class=\"title\">", PAD_L);
-	put_escaped(b, title);
-	geak_buf_puts(b, "</text>\n");
+	const char *epoch = getenv("SOURCE_DATE_EPOCH");
+	time_t t = epoch && *epoch ? (time_t)strtoll(epoch, NULL, 10) : time(NULL);
+	struct tm tm;
+	char s[64];
+
+	if (gmtime_r(&t, &tm) && strftime(s, sizeof s, "%Y-%m-%d %H:%M UTC", &tm))
+		geak_buf_puts(b, s);
 }
 
+/* "a (12), b (3)" of a provenance list. */
 static void
-svg_close(struct geak_buf *b, const char *caption)
+put_tags(struct geak_buf *b, int md, json_t *list)
 {
-	geak_buf_puts(b, "</svg><figcaption>");
-	put_escaped(b, caption);
-	geak_buf_puts(b, "</figcaption></figure>\n");
-}
+	json_t *t;
+	size_t i;
 
-/* Horizontal gridlines and labels of a y axis from 0 to ymax. */
-static void
-y_axis(struct geak_buf *b, double ymax, int percent)
-{
-	double step = tick_step(ymax), y0 = PLOT_H - PAD_B, span = PLOT_H - PAD_B - PAD_T;
-
-	for (double v = 0; v <= ymax + step / 1000; v += step) {
-		double y = y0 - v / ymax * span;
-		geak_buf_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>"
-		    "<text x=\"%d\" y=\"%.1f\" class=\"ylab\">", PAD_L, PLOT_W - PAD_R, y, y,
-		    PAD_L - 6, y + 4);
-		if (percent)
-			geak_buf_printf(b, "%g%%", 100 * v);
-		else
-			geak_buf_printf(b, "%g", v);
-		geak_buf_puts(b, "</text>\n");
+	if (!json_array_size(list))
+		geak_buf_puts(b, "none recorded");
+	json_array_foreach(list, i, t) {
+		geak_buf_puts(b, i ? ", " : "");
+		put_text(b, md, json_string_value(json_object_get(t, "name")));
+		if (json_array_size(list) > 1)
+			geak_buf_printf(b, " (%ld records)", integer(t, "records"));
 	}
 }
 
 static int
-has_points(json_t *rows, const struct series *ser, size_t nser)
+speed_measured(json_t *s)
 {
-	json_t *row;
+	return integer(s, "speedup_n") > 0;
+}
+
+/* Every evaluation ran on Triton's CPU interpreter. */
+static int
+cpu_only(json_t *s)
+{
+	json_t *dev = json_object_get(json_object_get(s, "provenance"), "devices"), *d;
 	size_t i;
 
-	json_array_foreach(rows, i, row)
-		for (size_t s = 0; s < nser; s++)
-			if (!isnan(num(row, ser[s].key)))
-				return 1;
-	return 0;
+	json_array_foreach(dev, i, d)
+		if (!strstr(json_string_value(json_object_get(d, "name")), "cpu"))
+			return 0;
+	return json_array_size(dev) > 0;
 }
 
-/* A line chart of rows[i][xkey] against each series; NAN points skipped. */
-static void
-line_chart(struct geak_buf *b, const char *title, const char *caption, json_t *rows,
-    const char *xkey, const char *xlabel, const struct series *ser, size_t nser)
+/* What each iteration spent: by_iter holds what was spent by it. */
+static json_t *
+iter_spend(json_t *by_iter)
 {
-	double xmin = INFINITY, xmax = -INFINITY, ymax = 0;
-	double span_x = PLOT_W - PAD_L - PAD_R, span_y = PLOT_H - PAD_B - PAD_T;
-	size_t legend_x = PLOT_W - PAD_R - 120 * nser; /* right-aligned, clear of the title */
-	json_t *row;
-	size_t i, s;
-
-	json_array_foreach(rows, i, row) {
-		double x = num(row, xkey);
-		xmin = fmin(xmin, x), xmax = fmax(xmax, x);
-		for (s = 0; s < nser; s++)
-			if (!isnan(num(row, ser[s].key)))
-				ymax = fmax(ymax, num(row, ser[s].key));
-	}
-	if (json_array_size(rows) == 0)
-		return;
-	if (xmax == xmin)
-		xmin -= 1, xmax += 1;
-	ymax = ser[0].percent ? 1.0 : (ymax > 0 ? ymax * 1.15 : 1.0);
-	ymax = ceil(ymax / tick_step(ymax)) * tick_step(ymax);
-	svg_open(b, title, PLOT_H);
-	y_axis(b, ymax, ser[0].percent);
-	if (!has_points(rows, ser, nser))
-		geak_buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"xlab none\">no values: "
-		    "nothing was measured</text>\n", PAD_L + span_x / 2, PAD_T + span_y / 2);
-	json_array_foreach(rows, i, row) {
-		double x = PAD_L + (num(row, xkey) - xmin) / (xmax - xmin) * span_x;
-		geak_buf_printf(b, "<text x=\"%.1f\" y=\"%d\" class=\"xlab\">%g</text>\n",
-		    x, PLOT_H - PAD_B + 16, num(row, xkey));
-	}
-	geak_buf_printf(b, "<text x=\"%.1f\" y=\"%d\" class=\"xlab\">", PAD_L + span_x / 2, PLOT_H - 8);
-	put_escaped(b, xlabel);
-	geak_buf_puts(b, "</text>\n");
-	for (s = 0; s < nser; s++) {
-		const char *color = colors[s % 4];
-		/* Later series dashed, so that equal values leave both visible. */
-		geak_buf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s points=\"",
-		    color, s ? "2" : "3", s ? " stroke-dasharray=\"6 4\"" : "");
-		json_array_foreach(rows, i, row) {
-			double v = num(row, ser[s].key);
-			if (!isnan(v))
-				geak_buf_printf(b, "%.1f,%.1f ",
-				    PAD_L + (num(row, xkey) - xmin) / (xmax - xmin) * span_x,
-				    PLOT_H - PAD_B - v / ymax * span_y);
-		}
-		geak_buf_puts(b, "\"/>\n");
-		json_array_foreach(rows, i, row) {
-			double v = num(row, ser[s].key);
-			if (!isnan(v))
-				geak_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n",
-				    PAD_L + (num(row, xkey) - xmin) / (xmax - xmin) * span_x,
-				    PLOT_H - PAD_B - v / ymax * span_y, color);
-		}
-		geak_buf_printf(b, "<rect x=\"%zu\" y=\"%d\" width=\"12\" height=\"4\" fill=\"%s\"/>"
-		    "<text x=\"%zu\" y=\"%d\" class=\"legend\">", legend_x + s * 120, 12, color,
-		    legend_x + 16 + s * 120, 18);
-		put_escaped(b, ser[s].name);
-		geak_buf_puts(b, "</text>\n");
-	}
-	svg_close(b, caption);
-}
-
-/* One horizontal bar per kernel, with the 1x baseline marked. */
-static void
-speedup_bars(struct geak_buf *b, json_t *kernels)
-{
-	const int row_h = 24, label_w = 210;
-	int h = PAD_T + (int)json_array_size(kernels) * row_h + 30;
-	double xmax = 1, span = PLOT_W - label_w - PAD_R - 50;
-	json_t *k;
+	json_t *rows = json_array(), *row, *u, *prev = NULL;
 	size_t i;
 
-	json_array_foreach(kernels, i, k)
-		if (!isnan(num(k, "speedup")))
-			xmax = fmax(xmax, num(k, "speedup"));
-	xmax *= 1.1;
-	svg_open(b, "Speedup per kernel (reference time / kernel time)", h);
-	json_array_foreach(kernels, i, k) {
-		const char *id = json_string_value(json_object_get(k, "id"));
-		double v = num(k, "speedup"), y = PAD_T + (double)i * row_h;
-		char shown[40];
-
-		/* Long ids keep their distinctive end. */
-		snprintf(shown, sizeof shown, "%s%s", strlen(id) > 28 ? "\xe2\x80\xa6" : "",
-		    strlen(id) > 28 ? id + strlen(id) - 27 : id);
-		geak_buf_printf(b, "<text x=\"%d\" y=\"%.1f\" class=\"ylab\">", label_w - 8, y + 16);
-		put_escaped(b, shown);
-		geak_buf_puts(b, "</text>");
-		if (!isnan(v)) {
-			geak_buf_printf(b, "<rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
-			    "fill=\"%s\" rx=\"2\"/><text x=\"%.1f\" y=\"%.1f\" class=\"val\">%.2fx</text>\n",
-			    label_w, y + 4, v / xmax * span, row_h - 8, v >= 1 ? colors[2] : colors[1],
-			    label_w + v / xmax * span + 6, y + 16, v);
-		} else {
-			geak_buf_printf(b, "<text x=\"%d\" y=\"%.1f\" class=\"none\">%s</text>\n",
-			    label_w + 4, y + 16, json_is_true(json_object_get(k, "exec")) ?
-			    "correct; speed not measured" : "no correct kernel");
-		}
+	json_array_foreach(by_iter, i, row) {
+		u = json_object_get(row, "usage");
+		double c = num(u, "cost"), pc = prev ? num(prev, "cost") : 0;
+		json_array_append_new(rows, json_pack("{s:I, s:I, s:I, s:I, s:o}",
+		    "iter", (json_int_t)integer(row, "iter"),
+		    "calls", (json_int_t)(integer(u, "calls") - (prev ? integer(prev, "calls") : 0)),
+		    "input_tokens", (json_int_t)(integer(u, "input_tokens") -
+		    (prev ? integer(prev, "input_tokens") : 0)),
+		    "output_tokens", (json_int_t)(integer(u, "output_tokens") -
+		    (prev ? integer(prev, "output_tokens") : 0)),
+		    "cost", isnan(c) ? json_null() : json_real(c - (isnan(pc) ? 0 : pc))));
+		prev = u;
 	}
-	geak_buf_printf(b, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" class=\"base\"/>"
-	    "<text x=\"%.1f\" y=\"%d\" class=\"xlab\">1x</text>\n",
-	    label_w + span / xmax, label_w + span / xmax, PAD_T - 4, h - 24,
-	    label_w + span / xmax, h - 8);
-	svg_close(b, "Green: faster than the reference; red: slower.  Only kernels "
-	    "that passed the correctness test have a speedup.");
+	return rows;
 }
+
+/* ---- HTML ---- */
 
 static void
 html_head(struct geak_buf *b)
@@ -267,47 +191,63 @@ html_head(struct geak_buf *b)
 	    "<title>geak report</title>\n<style>\n"
 	    "body{font:15px/1.45 system-ui,sans-serif;color:#1f2937;max-width:1180px;margin:24px auto;padding:0 20px}\n"
 	    "h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #e5e7eb;padding-bottom:4px}\n"
+	    "dl.prov{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:8px 0;font-size:14px}\n"
+	    "dl.prov dt{color:#6b7280}dl.prov dd{margin:0}\n"
+	    ".note{background:#fffbeb;border:1px solid #fcd34d;border-radius:6px;padding:6px 10px;font-size:14px;margin:8px 0}\n"
 	    ".cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(118px,1fr));gap:12px;margin:16px 0}\n"
 	    ".card{border:1px solid #e5e7eb;border-radius:8px;padding:10px 14px}\n"
 	    ".card b{display:block;font-size:22px}.card span{color:#6b7280;font-size:13px}\n"
-	    ".plots{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}figure{margin:0;border:1px solid #e5e7eb;border-radius:8px;padding:8px}\n"
+	    ".plots{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start;margin:16px 0}figure{margin:0;border:1px solid #e5e7eb;border-radius:8px;padding:8px}\n"
 	    "figcaption{color:#6b7280;font-size:12px;max-width:540px;padding:0 6px 4px}\n"
 	    "svg text{font:12px system-ui,sans-serif;fill:#374151}svg .title{font-weight:600;font-size:13px}\n"
-	    "svg .ylab{text-anchor:end}svg .xlab{text-anchor:middle}svg .none{fill:#9ca3af;font-style:italic}\n"
-	    "svg .grid{stroke:#e5e7eb}svg .base{stroke:#6b7280;stroke-dasharray:4 3}\n"
+	    "svg .ylab{text-anchor:end}svg .xlab{text-anchor:middle}svg .val{font-size:11px}\n"
+	    "svg .grid{stroke:#e5e7eb}svg .base{stroke:#374151;stroke-dasharray:4 3}\n"
 	    "table{border-collapse:collapse;font-size:14px}th,td{padding:4px 12px;border-bottom:1px solid #e5e7eb;text-align:right}\n"
-	    "th:first-child,td:first-child{text-align:left}th{background:#f9fafb}\n"
+	    "th:first-child,td:first-child{text-align:left}th{background:#f9fafb}td.why{text-align:left;color:#6b7280}th.why{text-align:left}\n"
 	    ".muted{color:#6b7280;font-size:13px}\n"
 	    "</style></head><body>\n");
 }
 
-/* A count short enough for a card: 950, 12.3k, 4.56M. */
 static void
-put_count(struct geak_buf *b, long n)
+provenance(struct geak_buf *b, json_t *s)
 {
-	if (n < 10000)
-		geak_buf_printf(b, "%ld", n);
-	else if (n < 1000000)
-		geak_buf_printf(b, "%.1fk", n / 1e3);
-	else
-		geak_buf_printf(b, "%.2fM", n / 1e6);
+	json_t *p = json_object_get(s, "provenance");
+
+	geak_buf_puts(b, "<dl class=\"prov\">\n<dt>made</dt><dd>");
+	put_date(b);
+	geak_buf_printf(b, "</dd>\n<dt>tasks</dt><dd>%ld (%ld records, up to %ld independent "
+	    "run%s per task)</dd>\n<dt>model</dt><dd>", integer(s, "tasks"),
+	    integer(s, "records"), integer(s, "runs"), integer(s, "runs") == 1 ? "" : "s");
+	put_tags(b, 0, json_object_get(p, "models"));
+	if (integer(p, "replayed") > 0)
+		geak_buf_puts(b, integer(p, "live") ? " &mdash; some answers replayed from a "
+		    "recording" : " &mdash; every answer replayed from a recording: no model was "
+		    "asked");
+	geak_buf_puts(b, "</dd>\n<dt>device</dt><dd>");
+	put_tags(b, 0, json_object_get(p, "devices"));
+	geak_buf_puts(b, "</dd>\n<dt>harness</dt><dd>");
+	put_tags(b, 0, json_object_get(p, "harness"));
+	geak_buf_puts(b, "</dd>\n</dl>\n");
+	if (cpu_only(s))
+		geak_buf_puts(b, "<p class=\"note\">Evaluated on the CPU under Triton's "
+		    "interpreter: speed is not measured there, so this page shows no speedups.</p>\n");
 }
 
 static void
 card(struct geak_buf *b, const char *label, const char *value)
 {
 	geak_buf_puts(b, "<div class=\"card\"><b>");
-	put_escaped(b, value);
+	geak_svg_escape(b, value);
 	geak_buf_puts(b, "</b><span>");
-	put_escaped(b, label);
+	geak_svg_escape(b, label);
 	geak_buf_puts(b, "</span></div>\n");
 }
 
 static void
-html_cards(struct geak_buf *b, json_t *s)
+cards(struct geak_buf *b, json_t *s)
 {
 	json_t *u = json_object_get(s, "usage");
-	struct geak_buf v = { 0 };
+	struct geak_buf v = { 0 }, l = { 0 };
 
 	geak_buf_puts(b, "<div class=\"cards\">\n");
 	geak_buf_printf(&v, "%ld", integer(s, "tasks"));
@@ -316,37 +256,125 @@ html_cards(struct geak_buf *b, json_t *s)
 	card(b, "call accuracy", v.data);
 	geak_buf_reset(&v), put_percent(&v, num(s, "exec_accuracy"));
 	card(b, "exec accuracy", v.data);
-	geak_buf_reset(&v), put_speedup(&v, num(s, "speedup_mean"));
-	card(b, "mean speedup", v.data);
-	geak_buf_reset(&v), put_speedup(&v, num(s, "speedup_geomean"));
-	card(b, "geometric mean", v.data);
-	json_t *fp, *fast = json_object_get(s, "fast_p");
-	size_t i;
-	json_array_foreach(fast, i, fp) {
-		char label[48];
-		snprintf(label, sizeof label, "fast_%g", num(fp, "p"));
-		geak_buf_reset(&v), put_percent(&v, num(fp, "share"));
-		card(b, label, v.data);
+	if (speed_measured(s)) {
+		json_t *fp;
+		size_t i;
+
+		geak_buf_reset(&v), put_speedup(&v, num(s, "speedup_mean"));
+		card(b, "mean speedup", v.data);
+		geak_buf_reset(&v), put_speedup(&v, num(s, "speedup_geomean"));
+		card(b, "geometric mean", v.data);
+		json_array_foreach(json_object_get(s, "fast_p"), i, fp) {
+			char label[48];
+
+			snprintf(label, sizeof label, "fast_%g", num(fp, "p"));
+			geak_buf_reset(&v), put_percent(&v, num(fp, "share"));
+			card(b, label, v.data);
+		}
 	}
-	geak_buf_reset(&v);
-	put_count(&v, integer(u, "input_tokens"));
-	card(b, "input tokens", v.data);
-	geak_buf_reset(&v);
-	put_count(&v, integer(u, "output_tokens"));
-	card(b, "output tokens", v.data);
-	geak_buf_reset(&v);
-	geak_buf_printf(&v, "%ld", integer(u, "calls"));
+	geak_buf_reset(&v), geak_buf_printf(&v, "%ld", integer(u, "calls"));
 	card(b, "LLM calls", v.data);
+	geak_buf_reset(&v), geak_fmt_count(&v, (double)integer(u, "input_tokens"));
+	card(b, "input tokens", v.data);
+	geak_buf_reset(&v), geak_fmt_count(&v, (double)integer(u, "output_tokens"));
+	card(b, "output tokens", v.data);
 	if (!isnan(num(u, "cost"))) {
-		geak_buf_reset(&v);
-		geak_buf_printf(&v, "%.2f", num(u, "cost"));
-		card(b, "LLM cost", v.data);
+		geak_buf_reset(&v), geak_fmt_cost(&v, num(u, "cost"));
+		geak_buf_puts(&l, "LLM cost (US$)");
+		if (integer(u, "unpriced_calls"))
+			geak_buf_printf(&l, ", %ld calls unpriced", integer(u, "unpriced_calls"));
+		card(b, l.data, v.data);
 	}
 	geak_buf_puts(b, "</div>\n");
 	geak_buf_free(&v);
+	geak_buf_free(&l);
 }
 
-/* A table row cell by cell; kind: 'i' integer, '%' fraction, 'x' speedup, 's' string. */
+/* The tasks without a correct kernel, by why. */
+static void
+failures(struct geak_buf *b, int md, json_t *s)
+{
+	json_t *list = json_object_get(s, "failures"), *f, *id;
+	long tasks = integer(s, "tasks");
+	size_t i, j;
+
+	geak_buf_puts(b, md ? "## Why tasks failed\n\n" : "<h2>Why tasks failed</h2>\n");
+	if (!json_array_size(list)) {
+		geak_buf_puts(b, md ? "Every task has a correct kernel.\n\n" :
+		    "<p>Every task has a correct kernel.</p>\n");
+		return;
+	}
+	geak_buf_puts(b, md ? "| why | tasks | share | for example |\n| --- | ---: | ---: | --- |\n" :
+	    "<table><tr><th>why (the best candidate's outcome)</th><th>tasks</th><th>share</th>"
+	    "<th class=\"why\">for example</th></tr>\n");
+	json_array_foreach(list, i, f) {
+		const char *reason = json_string_value(json_object_get(f, "reason"));
+		geak_buf_puts(b, md ? "| " : "<tr><td>");
+		put_text(b, md, gloss(reason));
+		geak_buf_puts(b, md ? " (" : " <span class=\"muted\">");
+		put_text(b, md, reason);
+		geak_buf_printf(b, md ? ") | %ld | " : "</span></td><td>%ld</td><td>", integer(f, "tasks"));
+		put_percent(b, tasks ? (double)integer(f, "tasks") / (double)tasks : NAN);
+		geak_buf_puts(b, md ? " | " : "</td><td class=\"why\">");
+		json_array_foreach(json_object_get(f, "ids"), j, id) {
+			geak_buf_puts(b, j ? ", " : "");
+			put_text(b, md, json_string_value(id));
+		}
+		geak_buf_puts(b, md ? " |\n" : "</td></tr>\n");
+	}
+	geak_buf_puts(b, md ? "\n" : "</table>\n");
+}
+
+static void
+plots(struct geak_buf *b, json_t *s, json_t *spend)
+{
+	static const struct geak_series acc[] = {
+		{ "call", "call_accuracy" }, { "execution", "exec_accuracy" } };
+	static const struct geak_series spd[] = {
+		{ "mean", "speedup_mean" }, { "geometric mean", "speedup_geomean" } };
+	static const struct geak_series tok[] = {
+		{ "input", "input_tokens" }, { "output", "output_tokens" } };
+	static const struct geak_series usd[] = { { "cost", "cost" } };
+	static const struct geak_series pk[] = { { "call", "call" }, { "execution", "exec" } };
+	json_t *kernels = json_object_get(s, "kernels"), *k, *u = json_object_get(s, "usage");
+	double *v = geak_xcalloc(json_array_size(kernels) + 1, sizeof *v);
+	size_t n = 0, i;
+
+	geak_buf_puts(b, "<div class=\"plots\">\n");
+	geak_svg_bars(b, "Accuracy by iteration", "Share of tasks with a kernel that ran (call) "
+	    "and one that was correct (execution), found at or before each iteration, over all "
+	    "runs.", json_object_get(s, "by_iter"), "iter", "iteration", acc, 2, GEAK_SVG_PERCENT);
+	json_array_foreach(kernels, i, k)
+		if (json_is_number(json_object_get(k, "speedup")) && num(k, "speedup") > 0)
+			v[n++] = num(k, "speedup");
+	if (n) {
+		geak_svg_log_hist(b, "Speedup of the selected kernels", "Tasks by the speedup of "
+		    "their selected kernel (reference time over kernel time), in bins of a factor "
+		    "of 1.41 on a log scale: red slower than the reference, green faster.", v, n);
+		geak_svg_bars(b, "Speedup by iteration", "Mean and geometric mean speedup of the "
+		    "best correct kernels found at or before each iteration.",
+		    json_object_get(s, "by_iter"), "iter", "iteration", spd, 2, GEAK_SVG_SPEEDUP);
+	}
+	if (integer(u, "calls") > 0)
+		geak_svg_bars(b, "Tokens per iteration", "Tokens the model read and wrote in each "
+		    "iteration, over every lineage.", spend, "iter", "iteration", tok, 2,
+		    GEAK_SVG_COUNT);
+	if (integer(u, "calls") > 0 && num(u, "cost") > 0)
+		geak_svg_bars(b, "Cost per iteration (US$)", "What the model's answers cost in each "
+		    "iteration, at the list prices of share/prices.tsv.", spend, "iter", "iteration",
+		    usd, 1, GEAK_SVG_USD);
+	if (integer(s, "runs") > 1)
+		geak_svg_bars(b, "pass@k", "Unbiased pass@k over independent runs, averaged over "
+		    "the tasks with at least k runs.", json_object_get(s, "pass_at_k"), "k", "k",
+		    pk, 2, GEAK_SVG_PERCENT);
+	geak_buf_puts(b, "</div>\n");
+	free(v);
+}
+
+/* ---- tables, in either form ---- */
+
+/* A row cell by cell; kinds: 'i' integer, '%' fraction, 'x' speedup,
+ * 'b' yes/no, 'n' a count, '$' a cost, 'w' a failure's reason, 's' text. */
 static void
 cells(struct geak_buf *b, int md, json_t *row, const char *keys, const char *kinds)
 {
@@ -356,7 +384,7 @@ cells(struct geak_buf *b, int md, json_t *row, const char *keys, const char *kin
 	geak_buf_puts(b, md ? "|" : "<tr>");
 	for (char *k = strtok_r(copy, ",", &save); k; k = strtok_r(NULL, ",", &save), col++) {
 		json_t *v = json_object_get(row, k);
-		geak_buf_puts(b, md ? " " : "<td>");
+		geak_buf_puts(b, md ? " " : kinds[col] == 'w' ? "<td class=\"why\">" : "<td>");
 		switch (kinds[col]) {
 		case 'i': if (json_is_integer(v)) geak_buf_printf(b, "%ld", (long)json_integer_value(v));
 			else geak_buf_puts(b, "-");
@@ -364,8 +392,12 @@ cells(struct geak_buf *b, int md, json_t *row, const char *keys, const char *kin
 		case '%': put_percent(b, num(row, k)); break;
 		case 'x': put_speedup(b, num(row, k)); break;
 		case 'b': geak_buf_puts(b, json_is_true(v) ? "yes" : "no"); break;
-		default: if (md) put_md(b, json_string_value(v));
-			else put_escaped(b, json_string_value(v));
+		case 'n': geak_fmt_count(b, num(row, k)); break;
+		case '$': if (json_is_number(v)) geak_fmt_cost(b, num(row, k));
+			else geak_buf_puts(b, "-");
+			break;
+		case 'w': if (json_is_string(v)) put_text(b, md, gloss(json_string_value(v))); break;
+		default: put_text(b, md, json_string_value(v));
 		}
 		geak_buf_puts(b, md ? " |" : "</td>");
 	}
@@ -383,7 +415,8 @@ table(struct geak_buf *b, int md, const char *heads, json_t *rows, const char *k
 
 	geak_buf_puts(b, md ? "|" : "<table><tr>");
 	for (char *h = strtok_r(copy, ",", &save); h; h = strtok_r(NULL, ",", &save), n++)
-		geak_buf_printf(b, md ? " %s |" : "<th>%s</th>", h);
+		geak_buf_printf(b, md ? " %s |" : kinds[n] == 'w' ? "<th class=\"why\">%s</th>" :
+		    "<th>%s</th>", h);
 	geak_buf_puts(b, md ? "\n|" : "</tr>\n");
 	for (i = 0; md && i < n; i++)
 		geak_buf_puts(b, i ? " ---: |" : " --- |");
@@ -393,6 +426,23 @@ table(struct geak_buf *b, int md, const char *heads, json_t *rows, const char *k
 		cells(b, md, row, keys, kinds);
 	geak_buf_puts(b, md ? "\n" : "</table>\n");
 	free(copy);
+}
+
+/* by_iter with each iteration's own spending beside its accuracies. */
+static json_t *
+iter_rows(json_t *by_iter, json_t *spend)
+{
+	json_t *rows = json_array(), *row;
+	size_t i;
+
+	json_array_foreach(by_iter, i, row) {
+		json_t *r = json_copy(row), *sp = json_array_get(spend, i);
+		json_object_update(r, sp);
+		json_object_set_new(r, "tokens", json_integer(integer(sp, "input_tokens") +
+		    integer(sp, "output_tokens")));
+		json_array_append_new(rows, r);
+	}
+	return rows;
 }
 
 /* p, tasks, share: p written as given (1.5), not as an integer column. */
@@ -414,95 +464,115 @@ fast_table(struct geak_buf *b, int md, json_t *rows)
 }
 
 static void
-tables(struct geak_buf *b, int md, json_t *s)
+tables(struct geak_buf *b, int md, json_t *s, json_t *spend)
 {
 	const char *h2 = md ? "## %s\n\n" : "<h2>%s</h2>\n";
+	json_t *rows = iter_rows(json_object_get(s, "by_iter"), spend);
+	int speed = speed_measured(s);
 
-	geak_buf_printf(b, h2, "Kernels");
-	table(b, md, "kernel,difficulty,call,exec,speedup,runs,exec runs,run,iteration",
-	    json_object_get(s, "kernels"), "id,difficulty,call,exec,speedup,runs,exec_runs,run,iter",
-	    "sibbxiiii");
 	if (json_array_size(json_object_get(s, "by_difficulty"))) {
 		geak_buf_printf(b, h2, "By difficulty");
-		table(b, md, "difficulty,tasks,call accuracy,execution accuracy,mean speedup,geometric mean",
-		    json_object_get(s, "by_difficulty"),
-		    "difficulty,tasks,call_accuracy,exec_accuracy,speedup_mean,speedup_geomean", "ii%%xx");
+		table(b, md, speed ? "difficulty,tasks,call accuracy,execution accuracy,mean speedup,"
+		    "geometric mean" : "difficulty,tasks,call accuracy,execution accuracy",
+		    json_object_get(s, "by_difficulty"), speed ?
+		    "difficulty,tasks,call_accuracy,exec_accuracy,speedup_mean,speedup_geomean" :
+		    "difficulty,tasks,call_accuracy,exec_accuracy", speed ? "ii%%xx" : "ii%%");
 	}
-	if (json_array_size(json_object_get(s, "fast_p"))) {
+	geak_buf_printf(b, h2, "By iteration (best so far; each iteration's own spending)");
+	table(b, md, speed ? "iteration,call accuracy,execution accuracy,mean speedup,geometric "
+	    "mean,LLM calls,tokens,cost (US$)" : "iteration,call accuracy,execution accuracy,LLM "
+	    "calls,tokens,cost (US$)", rows, speed ?
+	    "iter,call_accuracy,exec_accuracy,speedup_mean,speedup_geomean,calls,tokens,cost" :
+	    "iter,call_accuracy,exec_accuracy,calls,tokens,cost", speed ? "i%%xxin$" : "i%%in$");
+	if (speed && json_array_size(json_object_get(s, "fast_p"))) {
 		geak_buf_printf(b, h2, "fast_p: correct and more than p times faster");
 		fast_table(b, md, json_object_get(s, "fast_p"));
 	}
-	geak_buf_printf(b, h2, "pass@k over independent runs");
-	table(b, md, "k,tasks with at least k runs,call pass@k,exec pass@k",
-	    json_object_get(s, "pass_at_k"), "k,tasks,call,exec", "ii%%");
-	geak_buf_printf(b, h2, "By iteration (best so far)");
-	table(b, md, "iteration,call accuracy,execution accuracy,mean speedup,geometric mean",
-	    json_object_get(s, "by_iter"),
-	    "iter,call_accuracy,exec_accuracy,speedup_mean,speedup_geomean", "i%%xx");
+	if (integer(s, "runs") > 1) {
+		geak_buf_printf(b, h2, "pass@k over independent runs");
+		table(b, md, "k,tasks with at least k runs,call pass@k,exec pass@k",
+		    json_object_get(s, "pass_at_k"), "k,tasks,call,exec", "ii%%");
+	}
+	geak_buf_printf(b, h2, "Kernels");
+	table(b, md, speed ? "kernel,difficulty,call,exec,speedup,why not,runs,exec runs,run,"
+	    "iteration" : "kernel,difficulty,call,exec,why not,runs,exec runs,run,iteration",
+	    json_object_get(s, "kernels"), speed ?
+	    "id,difficulty,call,exec,speedup,reason,runs,exec_runs,run,iter" :
+	    "id,difficulty,call,exec,reason,runs,exec_runs,run,iter",
+	    speed ? "sibbxwiiii" : "sibbwiiii");
+	json_decref(rows);
 }
 
 static void
 html_report(struct geak_buf *b, json_t *s)
 {
-	static const struct series acc[] = {
-		{ "call", "call_accuracy", 1 }, { "execution", "exec_accuracy", 1 },
-	};
-	static const struct series spd[] = {
-		{ "mean", "speedup_mean", 0 }, { "geometric mean", "speedup_geomean", 0 },
-	};
-	static const struct series pk[] = {
-		{ "call", "call", 1 }, { "execution", "exec", 1 },
-	};
+	json_t *spend = iter_spend(json_object_get(s, "by_iter"));
 
 	html_head(b);
-	geak_buf_puts(b, "<h1>geak report</h1>\n<p class=\"muted\">");
-	geak_buf_printf(b, "%ld records, %ld tasks, up to %ld independent runs per task. "
-	    "Speedups are measured by geak-eval on the candidate's kernel against the "
-	    "reference; the mean is over kernels that passed, as GEAK reports it.</p>\n",
-	    integer(s, "records"), integer(s, "tasks"), integer(s, "runs"));
-	html_cards(b, s);
-	geak_buf_puts(b, "<div class=\"plots\">\n");
-	speedup_bars(b, json_object_get(s, "kernels"));
-	line_chart(b, "Accuracy against iteration", "Share of tasks with a passing kernel "
-	    "at or before each iteration, over all runs.", json_object_get(s, "by_iter"),
-	    "iter", "iteration", acc, 2);
-	line_chart(b, "Speedup against iteration", "Speedup of the best correct kernel so "
-	    "far; no point where no speed was measured.", json_object_get(s, "by_iter"),
-	    "iter", "iteration", spd, 2);
-	line_chart(b, "pass@k against k", "Unbiased pass@k over independent runs, "
-	    "averaged over the tasks with at least k runs.", json_object_get(s, "pass_at_k"),
-	    "k", "k", pk, 2);
-	geak_buf_puts(b, "</div>\n");
-	tables(b, 0, s);
-	geak_buf_puts(b, "</body></html>\n");
+	geak_buf_puts(b, "<h1>geak report</h1>\n");
+	provenance(b, s);
+	cards(b, s);
+	failures(b, 0, s);
+	plots(b, s, spend);
+	tables(b, 0, s, spend);
+	if (speed_measured(s))
+		geak_buf_puts(b, "<p class=\"muted\">Speedups are measured by geak-eval, the "
+		    "candidate timed against the reference on the same GPU; the mean is over the "
+		    "kernels that passed, as GEAK reports it.</p>\n");
+	geak_buf_puts(b, "<p class=\"muted\">Costs are at the list prices of "
+	    "share/prices.tsv.</p>\n</body></html>\n");
+	json_decref(spend);
 }
+
+/* ---- Markdown ---- */
 
 static void
 md_report(struct geak_buf *b, json_t *s)
 {
-	json_t *u = json_object_get(s, "usage");
+	json_t *u = json_object_get(s, "usage"), *p = json_object_get(s, "provenance");
+	json_t *spend = iter_spend(json_object_get(s, "by_iter"));
 
-	geak_buf_puts(b, "# geak report\n\n");
-	geak_buf_printf(b, "- tasks: %ld (%ld records, up to %ld runs per task)\n",
-	    integer(s, "tasks"), integer(s, "records"), integer(s, "runs"));
-	geak_buf_puts(b, "- call accuracy: ");
+	geak_buf_puts(b, "# geak report\n\n- made: ");
+	put_date(b);
+	geak_buf_printf(b, "\n- tasks: %ld (%ld records, up to %ld run%s per task)\n- model: ",
+	    integer(s, "tasks"), integer(s, "records"), integer(s, "runs"),
+	    integer(s, "runs") == 1 ? "" : "s");
+	put_tags(b, 1, json_object_get(p, "models"));
+	if (integer(p, "replayed") > 0)
+		geak_buf_puts(b, integer(p, "live") ? " (some answers replayed)" :
+		    " (every answer replayed from a recording: no model was asked)");
+	geak_buf_puts(b, "\n- device: ");
+	put_tags(b, 1, json_object_get(p, "devices"));
+	geak_buf_puts(b, "\n- call accuracy: ");
 	put_percent(b, num(s, "call_accuracy"));
 	geak_buf_puts(b, "\n- execution accuracy: ");
 	put_percent(b, num(s, "exec_accuracy"));
-	geak_buf_puts(b, "\n- mean speedup over passing kernels: ");
-	put_speedup(b, num(s, "speedup_mean"));
-	geak_buf_puts(b, "; geometric mean: ");
-	put_speedup(b, num(s, "speedup_geomean"));
-	json_t *fp;
-	size_t i;
-	json_array_foreach(json_object_get(s, "fast_p"), i, fp) {
-		geak_buf_printf(b, "%sfast_%g ", i ? ", " : "\n- fast_p (correct and more than p times faster): ",
-		    num(fp, "p"));
-		put_percent(b, num(fp, "share"));
+	if (speed_measured(s)) {
+		json_t *fp;
+		size_t i;
+
+		geak_buf_puts(b, "\n- mean speedup over passing kernels: ");
+		put_speedup(b, num(s, "speedup_mean"));
+		geak_buf_puts(b, "; geometric mean: ");
+		put_speedup(b, num(s, "speedup_geomean"));
+		json_array_foreach(json_object_get(s, "fast_p"), i, fp) {
+			geak_buf_printf(b, "%sfast_%g ", i ? ", " :
+			    "\n- fast_p (correct and more than p times faster): ", num(fp, "p"));
+			put_percent(b, num(fp, "share"));
+		}
+	} else {
+		geak_buf_puts(b, "\n- speed: not measured");
 	}
-	geak_buf_printf(b, "\n- LLM: %ld calls, %ld input and %ld output tokens\n\n",
+	geak_buf_printf(b, "\n- LLM: %ld calls, %ld input and %ld output tokens",
 	    integer(u, "calls"), integer(u, "input_tokens"), integer(u, "output_tokens"));
-	tables(b, 1, s);
+	if (!isnan(num(u, "cost"))) {
+		geak_buf_puts(b, ", ");
+		geak_fmt_cost(b, num(u, "cost"));
+	}
+	geak_buf_puts(b, "\n\n");
+	failures(b, 1, s);
+	tables(b, 1, s, spend);
+	json_decref(spend);
 }
 
 int

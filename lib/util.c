@@ -16,15 +16,39 @@
 
 const char *geak_prog = "geak";
 
+/* The status line (geak_status_draw): the text shown, whether it is on
+ * the terminal now, and whether another program's may be there (a loop
+ * that draws one line for all its stages, GEAK_STATUS_DIR).  Guarded by
+ * stderr's own lock. */
+static char *status_text;
+static int status_shown;
+static int foreign_status;
+
 void
 geak_setprog(const char *argv0)
 {
-	const char *slash;
+	const char *slash, *dir = getenv("GEAK_STATUS_DIR");
 
+	foreign_status = dir && *dir && isatty(STDERR_FILENO);
 	if (!argv0 || !*argv0)
 		return;
 	slash = strrchr(argv0, '/');
 	geak_prog = slash ? slash + 1 : argv0;
+}
+
+void
+geak_status_draw(const char *line)
+{
+	flockfile(stderr);
+	free(status_text);
+	status_text = line && *line ? strdup(line) : NULL;
+	if (status_shown || status_text)
+		fputs("\r\033[K", stderr);
+	status_shown = status_text != NULL;
+	if (status_text)
+		fputs(status_text, stderr);
+	fflush(stderr);
+	funlockfile(stderr);
 }
 
 void
@@ -33,13 +57,19 @@ geak_vwarn(const char *fmt, va_list ap)
 	int saved = errno;
 	size_t n = strlen(fmt);
 
-	/* Threads of one tool warn at once: each message is one line. */
+	/* Threads of one tool warn at once: each message is one line, above
+	 * the status line when one is shown. */
 	flockfile(stderr);
+	if (status_shown || foreign_status)
+		fputs("\r\033[K", stderr);
 	fprintf(stderr, "%s: ", geak_prog);
 	vfprintf(stderr, fmt, ap);
 	if (n && fmt[n - 1] == ':')
 		fprintf(stderr, " %s", strerror(saved));
 	fputc('\n', stderr);
+	if (status_shown)
+		fputs(status_text, stderr);
+	fflush(stderr);
 	funlockfile(stderr);
 	errno = saved;
 }

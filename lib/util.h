@@ -29,6 +29,10 @@ void geak_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 noreturn void geak_die(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void geak_vwarn(const char *fmt, va_list ap);
+/* Show line as the status line at the foot of stderr (a terminal), in
+ * place of the last; NULL or "" takes it away.  Messages printed while
+ * it is shown go above it, and it is drawn again below them. */
+void geak_status_draw(const char *line);
 
 /* A stop was asked for (a signal, see recpool.h): work in progress
  * finishes, nothing new starts.  Safe from any thread. */

@@ -119,11 +119,11 @@ check_same "a record with a candidate is searched by code" '["b/vec.py:add_kerne
 	"$(say "$out" | jq -c '.oneshot | [.id, .mode]')"
 out=$(echo '{"task":{"instruction":"Compute the softmax"},"code":"z = tl.load(x_ptr + offs)"}' | geak-retrieve -c k -m instruction)
 check_same "-m instruction overrides" '"instruction"' "$(say "$out" | jq -c .oneshot.mode)"
-out=$(echo '{"task":{"instruction":"a softmax kernel"}}' | geak-retrieve -c k -k 3)
-check_same "-k 3: 'oneshots', best first, the best also as 'oneshot'" \
+out=$(echo '{"task":{"instruction":"a softmax kernel"}}' | geak-retrieve -c k --top 3)
+check_same "--top 3: 'oneshots', best first, the best also as 'oneshot'" \
 	'[3,true,true]' "$(say "$out" | jq -c '[(.oneshots|length), (.oneshots[0].id == .oneshot.id), (.oneshots[0].score >= .oneshots[1].score)]')"
-out=$(say "$out" | geak-retrieve -c k -k 1)
-check_same "-k 1 drops a stale 'oneshots'" 'false' "$(say "$out" | jq -c 'has("oneshots")')"
+out=$(say "$out" | geak-retrieve -c k --top 1)
+check_same "--top 1 drops a stale 'oneshots'" 'false' "$(say "$out" | jq -c 'has("oneshots")')"
 out=$(echo '{"task":{"instruction":"zzz qqq"}}' | geak-retrieve -c k)
 check_same "nothing in common: oneshot is null" 'null' "$(say "$out" | jq -c .oneshot)"
 
@@ -165,8 +165,8 @@ check "--index builds an index" geak-retrieve --index k.idx -c k -c crawl.json
 geak-retrieve --index k2.idx -c k -c crawl.json
 check "the same corpora give the same bytes" cmp k.idx k2.idx
 check_same "the index answers as the raw corpora do" \
-	"$(say "$instr" | geak-retrieve -c k -c crawl.json -k 3 | jq -c .oneshots)" \
-	"$(say "$instr" | geak-retrieve -c k.idx -k 3 | jq -c .oneshots)"
+	"$(say "$instr" | geak-retrieve -c k -c crawl.json --top 3 | jq -c .oneshots)" \
+	"$(say "$instr" | geak-retrieve -c k.idx --top 3 | jq -c .oneshots)"
 check_same "and lists the same entries" "$(geak-retrieve -l -c k -c crawl.json | jq -c 'del(.source)')" \
 	"$(geak-retrieve -l -c k.idx | jq -c 'del(.source)')"
 size=$(wc -c < k.idx)
@@ -185,8 +185,8 @@ check_match "another format version is refused" 'version 9' "$(cat err)"
 check_fail "an index does not mix with other corpora" geak-retrieve -c k.idx -c k
 
 # Usage.
-geak-retrieve -k 0 </dev/null 2>/dev/null
-check_same "-k 0 is a usage error" 2 $?
+geak-retrieve --top 0 </dev/null 2>/dev/null
+check_same "--top 0 is a usage error" 2 $?
 geak-retrieve -m fuzzy </dev/null 2>/dev/null
 check_same "an unknown mode is a usage error" 2 $?
 check_match "--help prints usage on stdout" '^usage: geak-retrieve' "$(geak-retrieve --help)"
@@ -194,7 +194,7 @@ check_match "--help prints usage on stdout" '^usage: geak-retrieve' "$(geak-retr
 # The shipped corpus, used when no --corpus is given.
 if [ -f "$top/share/corpus/softmax.py" ] && [ -f "$top/share/corpus/rms_norm.py" ]; then
 	out=$(echo '{"task":{"instruction":"Write a Triton kernel that computes the row-wise softmax of a 2-D tensor."}}' |
-		geak-retrieve -k 3 | jq -r '.oneshots[].id')
+		geak-retrieve --top 3 | jq -r '.oneshots[].id')
 	check_match "default corpus: a softmax task gets the softmax example in its top 3" '^softmax.py:' "$out"
 	out=$(echo '{"task":{"instruction":"Implement RMSNorm: normalise each row by its root mean square and scale by a weight."}}' |
 		geak-retrieve | jq -r .oneshot.id)

@@ -32,7 +32,7 @@ check_same "it holds every entry" 1275 "$(geak-retrieve -l -c shared.idx | wc -l
 tar -xzf "$bench" -O GEAK-eval/geak_eval/data/TritonBench/data/TritonBench_G_comp_alpac_v1_fixed_with_difficulty.json |
 	jq -c '.[] | {id: ("tbg/" + (.file | sub("\\.py$"; ""))), task: {instruction, reference: .output, file}}' > tasks.jsonl
 check_same "184 tasks" 184 "$(wc -l < tasks.jsonl | tr -d ' ')"
-geak-retrieve -c shared.idx -x -k 3 tasks.jsonl > out.jsonl
+geak-retrieve -c shared.idx -x --top 3 tasks.jsonl > out.jsonl
 jq -r '.task.file as $f | .oneshot.excluded_ids[]? | [., $f] | @tsv' out.jsonl | sort -u > caught.tsv
 tail -n +2 "$corpus/overlap-tritonbench-g.tsv" | cut -f 1,2 | sort -u > pairs.tsv
 check_same "the guard catches all 73 known overlapping pairs" "73 73" \

@@ -155,7 +155,7 @@ check_same "-j 4: 12 records out, at most 4 answered at once, 4 reached" "12 4" 
 
 # -v shows retries and the endpoint, never the key.
 one verbose 429-once -v
-check_match "-v: the resolved endpoint" "openai model gpt-4.1 at $s_url/chat/completions" \
+check_match "-v: the resolved endpoint, and what chose the provider" "openai \\(a base URL was given\\) model gpt-4.1 at $s_url/chat/completions" \
 	"$(cat verbose.err)"
 check_match "-v: the key's source, not the key" "key from \\\$OPENAI_API_KEY" "$(cat verbose.err)"
 check_match "-v: the retry" "HTTP 429.*retrying in" "$(cat verbose.err)"

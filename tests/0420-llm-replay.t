@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$top/tests/04lib-llm.sh"
 command -v jq >/dev/null || skip_all "jq is not installed"
-plan 21
+plan 22
 
 start_server s --key "$KEY"
 for t in alpha beta; do task "$t" "Write $t."; done >two.in
@@ -25,8 +25,10 @@ check_same "replay: exit 0 with no server and no key" 0 "$?"
 check_same "replay: the same candidates" "$(field live.out .code_sha)" "$(field replay.out .code_sha)"
 check_same "replay: marked replayed, usage kept" "true true" \
 	"$(jq -r '"\(.llm.replayed) \(.llm.usage.input_tokens > 0)"' replay.out | sort -u)"
-check_same "replay: the same records but for llm" \
-	"$(jq -c 'del(.llm)' live.out)" "$(jq -c 'del(.llm)' replay.out)"
+check_same "replay: the same records but for llm and what they cost" \
+	"$(jq -c 'del(.llm, .usage_total.cost)' live.out)" "$(jq -c 'del(.llm, .usage_total.cost)' replay.out)"
+check_same "a live answer costs its price, a replayed one nothing" "true 0" \
+	"$(jq -r .llm.usage.cost live.out | awk '{ if ($1 <= 0) bad = 1 } END { print bad ? "false" : "true" }') $(jq -r .usage_total.cost replay.out | sort -u)"
 
 task gamma "Write gamma." >miss.in
 cat two.in >>miss.in

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$top/tests/04lib-llm.sh"
 command -v jq >/dev/null || skip_all "jq is not installed"
-plan 34
+plan 43
 
 start_server s --key "$KEY" --models gpt-4.1,claude-test,mydeploy,other-model
 task one "Write one." >one.in
@@ -99,9 +99,39 @@ OPENAI_API_KEY=$KEY geak-gen --check --base-url "$s_root/wrong/path" >chk.out 2>
 check_match "--check wrong path: names the endpoint" "FAILED: endpoint: .* does not exist" "$(cat chk.out)"
 geak-gen --check --base-url "$s_url" >chk.out 2>&1
 check_match "--check without a key: says none was found" "FAILED: key: none was found" "$(cat chk.out)"
-geak-gen --check --provider anthropic >chk.out 2>&1
+geak-gen --check --provider azure >chk.out 2>&1
 check_same "--check with no model: exit 1" 1 "$?"
-check_match "--check with no model: says so" "no model: give --model" "$(cat chk.out)"
+check_match "--check with no model: says so" "azure needs the deployment's name: give --model" "$(cat chk.out)"
+OPENAI_API_KEY=$KEY geak-gen --check --base-url "$s_url" >chk.out 2>&1
+check_match "--check lists the server's models, and finds the one asked for" \
+	"^models: the server lists 4: gpt-4.1, claude-test, mydeploy, other-model \(gpt-4.1 is one of them\)" \
+	"$(cat chk.out)"
+OPENAI_API_KEY=$KEY geak-gen --check --base-url "$s_url" --model gpt-typo >chk.out 2>&1
+check_match "... or says it is not there" "\(gpt-typo is not among them\)" "$(cat chk.out)"
+start_server quiet --key "$KEY" --no-list
+OPENAI_API_KEY=$KEY geak-gen --check --base-url "$quiet_url" --model test-model >chk.out 2>&1
+check_same "a server that lists none: said, and the check still passes" \
+	"0 models: the server does not list them (HTTP 404)" "$? $(grep '^models:' chk.out)"
+
+# Nothing names the provider: a base URL means a server of one's own, a
+# Claude model Anthropic, else the key that is set; each its default model.
+: >none.jsonl
+who() {
+	env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u AZURE_OPENAI_API_KEY "$@" \
+		geak-gen -v --replay none.jsonl </dev/null 2>&1 | sed -n 's/^geak-gen: llm: \([a-z]*\) (\(.*\)) model \([^ ]*\) at.*/\1, \2, \3/p'
+}
+check_same "only ANTHROPIC_API_KEY: anthropic, its default model" \
+	'anthropic, $ANTHROPIC_API_KEY or its base URL is set, claude-sonnet-4-5' "$(who ANTHROPIC_API_KEY=$KEY)"
+check_same "both keys: openai, its default model" \
+	'openai, $OPENAI_API_KEY or its base URL is set, gpt-4.1' "$(who ANTHROPIC_API_KEY=$KEY OPENAI_API_KEY=$KEY)"
+check_same "both keys and a Claude model: anthropic" 'anthropic, the model is Claude, claude-x' \
+	"$(who ANTHROPIC_API_KEY=$KEY OPENAI_API_KEY=$KEY GEAK_MODEL=claude-x)"
+check_same "a base URL of one's own: an OpenAI-compatible server" 'openai, a base URL was given, gpt-4.1' \
+	"$(who ANTHROPIC_API_KEY=$KEY GEAK_BASE_URL=$s_url)"
+check_same "only Azure's: azure, the deployment from AZURE_OPENAI_DEPLOYMENT" \
+	'azure, $AZURE_OPENAI_API_KEY or its endpoint is set, mydeploy' \
+	"$(who AZURE_OPENAI_API_KEY=$KEY AZURE_OPENAI_DEPLOYMENT=mydeploy)"
+check_same "no key at all: openai" 'openai, the default, gpt-4.1' "$(who)"
 
 no_key_anywhere
 done_testing

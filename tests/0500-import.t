@@ -8,7 +8,7 @@ geak=$bench/geak-eval-data.tar.gz
 thunlp=$bench/tritonbench-g-data.tar.gz
 [ -r "$geak" ] && [ -r "$thunlp" ] || skip_all "no benchmark archives in $bench"
 command -v jq >/dev/null || skip_all "no jq"
-plan 47
+plan 48
 
 # A data folder without bench/cpu-ok.txt, so that cpu_ok stays out.
 mkdir share
@@ -105,6 +105,9 @@ check_same "bad tasks come out as bad_task records, not dropped" \
 	"tbg/nogold:bad_task tbg/noinstr:bad_task tbg/nosep:bad_task tbg/tricky:ok" \
 	"$(jq -r '.id + ":" + (.error.kind // "ok")' dir.jsonl | tr '\n' ' ' | sed 's/ $//')"
 check_match "each bad task named on stderr" 'nosep.py: no separator' "$(cat dir.err)"
+check_same "--difficulty keeps a task whose difficulty is not known, with its error" \
+	"tbg/nogold:bad_task tbg/noinstr:bad_task tbg/nosep:bad_task" \
+	"$(geak-import --difficulty 1 checkout 2>/dev/null | jq -r '.id + ":" + (.error.kind // "ok")' | tr '\n' ' ' | sed 's/ $//')"
 
 # --original-hip: exactly the 12 kernels that call AMD's device library.
 twelve="fp4_to_bf16_conversion isfinite_kernel llama_ff_triton pow_scalar_tensor

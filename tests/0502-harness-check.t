@@ -10,7 +10,7 @@ command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 plan 6
 
-GEAK_EVAL_FLAGS="-j 2 --no-cache" sh "$top/examples/bench/harness-check.sh" -c -i "$top/examples/bench/smoke-tbg.txt" \
+GEAK_EVAL_FLAGS="-j 2 --no-cache" sh "$top/examples/bench/harness-check.sh" --cpu --ids "$top/examples/bench/smoke-tbg.txt" \
 	-o check "$geak" > check.out 2> check.err
 status=$?
 check_same "harness check exits 0" 0 $status

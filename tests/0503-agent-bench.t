@@ -18,7 +18,7 @@ start_llm script.jsonl
 GEAK_EVAL_FLAGS=--cpu
 export GEAK_EVAL_FLAGS
 
-sh "$top/examples/bench/agent-bench.sh" -i relu_triton_kernel -n 1 -m 1 -R 2 -P 2 \
+sh "$top/examples/bench/agent-bench.sh" --ids relu_triton_kernel -i 1 -n 1 -R 2 -j 2 \
 	-o out "$geak" > table.txt 2> bench.err
 status=$?
 check_same "agent-bench.sh exits 0" 0 $status

@@ -60,7 +60,7 @@ check_match "usage_total grows" '^\{"calls":2,"input_tokens":[1-9][0-9]+' \
 cp in.jsonl round.jsonl
 head -n 1 in.jsonl > lineage.jsonl
 for i in 2 3 4 5; do
-	geak-reflect --keep 2 --summary-lines 2 lineage.jsonl > next.jsonl || break
+	geak-reflect --history 2 --summary-lines 2 lineage.jsonl > next.jsonl 2>> tools.err || break
 	jq -c --arg s "a$i" '.code = "code " + $s | .code_sha = $s | .eval.code_sha = $s |
 		del(.reflection) | .iter = ('"$i"')' next.jsonl > lineage.jsonl
 done

@@ -32,7 +32,7 @@ best() { # best SHA:SPEEDUP ...: a best list
 
 # 1. A correct candidate enters best and gets a faster successor.
 rec a true true 1.25 '[]' 3 > a.jsonl
-geak-opt a.jsonl > a.out
+geak-opt a.jsonl > a.out 2>> tools.err
 check_same "correct: exit 0" 0 $?
 check_same "new optimize-mode candidate" '{"code":"# faster 1\n","iter":2,"mode":"optimize","strategy":"plan 1"}' \
 	"$(jq -cS '{code, mode, iter, strategy}' a.out)"
@@ -48,7 +48,7 @@ check_same "llm describes the new code's call" '"test-model"' "$(jq -c .llm.mode
 
 # 2. A full list evicts its slowest, and the prompt lists slowest first.
 rec b true true 1.8 "$(best s:1.5 f:2.0)" 0 > b.jsonl
-geak-opt --ancestors 2 b.jsonl > b.out
+geak-opt --ancestors 2 b.jsonl > b.out 2>> tools.err
 check_same "the slowest is evicted, not the best" '[["b",1.8],["f",2]]' \
 	"$(jq -c '[.best[] | [.code_sha, .speedup]]' b.out)"
 prompt=$(llm_prompt 2)
@@ -56,7 +56,7 @@ check_match "prompt: slowest first" 'Implementation 1.*code b.*Speedup over the 
 	"$(printf '%s' "$prompt" | tr '\n' ' ')"
 check_match "prompt carries the analysis" 'Analysis: r f' "$(printf '%s' "$prompt" | tr '\n' ' ')"
 rec c true true 1.0 "$(best s:1.5 f:2.0)" 0 > c.jsonl
-geak-opt --ancestors 2 c.jsonl > c.out
+geak-opt --ancestors 2 c.jsonl > c.out 2>> tools.err
 check_same "slower than the list: not added" '["s","f"]' "$(jq -c '[.best[].code_sha]' c.out)"
 check_same "but still optimised" '"optimize"' "$(jq -c .mode c.out)"
 
@@ -64,15 +64,15 @@ check_same "but still optimised" '"optimize"' "$(jq -c .mode c.out)"
 # gives the failed kernel two debug rounds; the failure of the second
 # drops the lineage.
 rec d true false null "$(best s:1.5)" 0 > d.jsonl
-geak-opt --max-debug 2 d.jsonl > d1.out
+geak-opt --max-debug 2 d.jsonl > d1.out 2>> tools.err
 check_same "first failure: passed on for debugging, counted" '1 "code d"' \
 	"$(jq -r '[.perf_debug, (.code | tojson)] | join(" ")' d1.out)"
 calls=$(wc -l < llm.log)
 check_same "no model call for a failure" 3 "$calls"
-geak-opt --max-debug 2 d1.out > d2.out
+geak-opt --max-debug 2 d1.out > d2.out 2>> tools.err
 check_same "the first debug round failed: a second one" '2 "code d"' \
 	"$(jq -r '[.perf_debug, (.code | tojson)] | join(" ")' d2.out)"
-geak-opt --max-debug 2 d2.out > d3.out
+geak-opt --max-debug 2 d2.out > d3.out 2>> tools.err
 check_same "the second failed: lineage restarted from best" '{"code":"# restarted\n","mode":"optimize","perf_debug":0}' \
 	"$(jq -cS '{code, mode, perf_debug}' d3.out)"
 check_match "restart prompt asks for a different strategy" 'failed 2 times in a row' \
@@ -80,17 +80,17 @@ check_match "restart prompt asks for a different strategy" 'failed 2 times in a 
 
 # 4. Before any correct kernel: v2 counts and starts over, v1 does not count.
 rec e false false null '[]' 2 > e.jsonl
-geak-opt --max-debug 2 e.jsonl > e2.out
+geak-opt --max-debug 2 e.jsonl > e2.out 2>> tools.err
 check_same "v2: capped with an empty best list: start from the task" '{"code":false,"code_sha":false,"eval":false,"iter":2,"perf_debug":0}' \
 	"$(jq -cS '{code: has("code"), code_sha: has("code_sha"), eval: has("eval"), iter, perf_debug}' e2.out)"
-geak-opt --max-debug 2 --count-rule v1 e.jsonl > e1.out
+geak-opt --max-debug 2 --count-rule v1 e.jsonl > e1.out 2>> tools.err
 check_same "v1: no count while best is empty" '2 true' \
 	"$(jq -r '[.perf_debug, has("code")] | map(tostring) | join(" ")' e1.out)"
 check_same "v1 and v2 made no call" 4 "$(wc -l < llm.log)"
 
 # 5. A flagged candidate never enters best; its lineage is dropped.
 rec f true true 40.0 "$(best s:1.5)" 0 '["excessive_speedup"]' > f.jsonl
-geak-opt f.jsonl > f.out
+geak-opt f.jsonl > f.out 2>> tools.err
 check_same "flagged: not in best" '["s"]' "$(jq -c '[.best[].code_sha]' f.out)"
 check_same "flagged: restarted from best" '"# restarted\n"' "$(jq -c .code f.out)"
 
@@ -98,7 +98,7 @@ check_same "flagged: restarted from best" '"# restarted\n"' "$(jq -c .code f.out
 printf '%s\n' '{"id":"plain/t","task":{"instruction":"x"}}' \
 	'{"id":"plain/t","code":"c","code_sha":"new","eval":{"code_sha":"old","call":true,"exec":true}}' \
 	'{"id":"plain/t","error":{"tool":"geak-gen","stage":"llm","kind":"http","message":"no"}}' > g.jsonl
-geak-opt g.jsonl > g.out
+geak-opt g.jsonl > g.out 2>> tools.err
 check_same "pass-through" "$(jq -cS . g.jsonl)" "$(jq -cS 'del(.schema)' g.out)"
 
 # 7. An answer without code is an error on the record.

@@ -3,7 +3,7 @@
 # flagged one), the beam, and every metric against values worked out by
 # hand (see the comments), plus the HTML and Markdown reports.
 . "$(dirname "$0")/lib.sh"
-plan 31
+plan 36
 
 # ev ID RUN ITER SHA CALL EXEC SPEEDUP FLAGS [EXTRA]
 ev() {
@@ -13,22 +13,22 @@ ev() {
 {
 	# plain/a: run 0 fails, then passes at 1.5x and 2.5x; run 1 is only
 	# flagged (40x: never trusted); run 2 runs but is wrong.
-	ev plain/a 0 0 a0 false false null '[]' ',"usage_total":{"calls":1,"input_tokens":100,"output_tokens":50}'
-	ev plain/a 0 1 a1 true true 1.5 '[]' ',"usage_total":{"calls":3,"input_tokens":300,"output_tokens":150}'
-	ev plain/a 0 2 a2 true true 2.5 '[]' ',"best":[{"code":"code a1","code_sha":"a1","speedup":1.5,"ms":2,"iter":1}],"usage_total":{"calls":5,"input_tokens":500,"output_tokens":250}'
-	ev plain/a 1 0 b0 true true 40 '["excessive_speedup"]'
+	ev plain/a 0 0 a0 false false null '[]' ',"usage_total":{"calls":1,"input_tokens":100,"output_tokens":50,"cost":0.0006}'
+	ev plain/a 0 1 a1 true true 1.5 '[]' ',"usage_total":{"calls":3,"input_tokens":300,"output_tokens":150,"cost":0.0018}'
+	ev plain/a 0 2 a2 true true 2.5 '[]' ',"best":[{"code":"code a1","code_sha":"a1","speedup":1.5,"ms":2,"iter":1}],"usage_total":{"calls":5,"input_tokens":500,"output_tokens":250,"cost":0.003}'
+	ev plain/a 1 0 b0 true true 40 '["excessive_speedup"]' ',"llm":{"provider":"openai","model":"gpt-4.1","replayed":true}'
 	ev plain/a 2 0 ar2 true false null '[]'
 	# plain/b: run 0 wrong; run 1 passes at 0.5x; run 2's 2.0x kernel is
 	# known only from the best list of an unevaluated record.
 	ev plain/b 0 0 c0 true false null '[]'
 	ev plain/b 1 1 c1 true true 0.5 '[]'
-	echo '{"id":"plain/b","run":2,"iter":2,"task":{"difficulty":2},"code":"new","code_sha":"n","best":[{"code":"code c9","code_sha":"c9","speedup":2.0,"ms":1,"reflection":"fast","iter":1}],"usage_total":{"calls":2,"input_tokens":200,"output_tokens":100}}'
-	# plain/c: never runs; its second run died with an error.
-	ev plain/c 0 0 d0 false false null '[]'
+	echo '{"id":"plain/b","run":2,"iter":2,"task":{"difficulty":2},"code":"new","code_sha":"n","best":[{"code":"code c9","code_sha":"c9","speedup":2.0,"ms":1,"reflection":"fast","iter":1}],"usage_total":{"calls":2,"input_tokens":200,"output_tokens":100,"cost":0.0012}}'
+	# plain/c: never runs (a compile error); its second run died with an error.
+	echo '{"id":"plain/c","run":0,"iter":0,"task":{"difficulty":2},"code":"code d0","code_sha":"d0","eval":{"code_sha":"d0","call":false,"exec":false,"stage":"call","reason":"compile","speedup":null,"flags":[],"device":"NVIDIA H200"}}'
 	echo '{"id":"plain/c","run":1,"task":{"difficulty":2},"error":{"tool":"geak-gen","stage":"llm","kind":"http","message":"refused"}}'
 } > runs.jsonl
 
-geak-select -k 1,2,3 --price-in 2 --price-out 8 -s sum.json -r report.html runs.jsonl > best.jsonl
+geak-select -k 1,2,3 -s sum.json -r report.html runs.jsonl > best.jsonl
 check_same "exit 0" 0 $?
 check_same "one pick per task" 'plain/a plain/b plain/c' "$(jq -r .id best.jsonl | tr '\n' ' ' | sed 's/ $//')"
 check_same "a: the fastest correct, not the flagged 40x" '"a2" 2.5' \
@@ -57,9 +57,18 @@ check_same "per difficulty" '[[1,1,1,2.5],[2,2,0.5,2]]' \
 # iter 0: only wrong/flagged/failed; iter 1: 1.5 and 2.0; iter 2: 2.5 and 2.0.
 check_same "by iteration" '[[0,0.666667,0,null],[1,0.666667,0.666667,1.75],[2,0.666667,0.666667,2.25]]' \
 	"$(r '[.by_iter[] | [.iter, .call_accuracy, .exec_accuracy, .speedup_mean]]')"
-# lineages: a/run 0 grows to 5 calls, 500+250 tokens; b/run 2 has 2, 200+100.
-# cost: (700 * 2 + 350 * 8) / 1e6.
-check_same "tokens and cost" '{"calls":7,"input_tokens":700,"output_tokens":350,"cost":0.0042}' "$(r .usage)"
+# lineages: a/run 0 grows to 5 calls, 500+250 tokens, $0.003; b/run 2 has
+# 2, 200+100, $0.0012.
+check_same "tokens and cost, the largest of each lineage" \
+	'{"calls":7,"input_tokens":700,"output_tokens":350,"cost":0.0042,"unpriced_calls":0}' "$(r .usage)"
+# By iteration 0 only a0 has spent; by 1 a1; by 2 a2 and b's record.
+check_same "... and what was spent by each iteration" '[[1,0.0006],[3,0.0018],[7,0.0042]]' \
+	"$(r '[.by_iter[] | [.usage.calls, .usage.cost]]')"
+check_same "why c failed: its best candidate's stage and reason" \
+	'[{"reason":"call: compile","tasks":1,"ids":["plain/c"]}]' "$(r .failures)"
+check_same "where the records came from" \
+	'[[{"name":"openai gpt-4.1","records":1}],1,0,[{"name":"NVIDIA H200","records":1}]]' \
+	"$(r '[.provenance.models, .provenance.replayed, .provenance.live, .provenance.devices]')"
 check_same "per-kernel runs" '[[3,3,1],[3,3,2],[2,0,0]]' "$(r '[.kernels[] | [.runs, .call_runs, .exec_runs]]')"
 
 geak-select --tasks 4 -S runs.jsonl > s4.json
@@ -74,20 +83,26 @@ check_same "reads stdin" 0.666667 "$(jq -c .exec_accuracy stdin.json)"
 head -n 3 runs.jsonl > part1.jsonl
 tail -n +4 runs.jsonl > part2.jsonl
 check_same "files merge like one" "$(jq -c 'del(.records)' sum.json)" \
-	"$(geak-select -S -k 1,2,3 --price-in 2 --price-out 8 part2.jsonl part1.jsonl | jq -c 'del(.records)')"
+	"$(geak-select -S -k 1,2,3 part2.jsonl part1.jsonl | jq -c 'del(.records)')"
 
 { cat runs.jsonl; echo 'not json'; } > bad.jsonl
 geak-select -S bad.jsonl > /dev/null 2> err.txt
 check_same "a bad line: exit 1" 1 $?
 check_match "and a message naming it" 'bad.jsonl:11' "$(cat err.txt)"
 
-check_same "HTML report: four plots" 4 "$(grep -o '<svg' report.html | wc -l)"
+# accuracy, the speedups' spread, speedup, tokens and cost by iteration, pass@k
+check_same "HTML report: six plots" 6 "$(grep -o '<svg' report.html | wc -l)"
 check_match "HTML report: the numbers" '66.7%.*2.25x' "$(tr '\n' ' ' < report.html)"
 geak-select -r report.md runs.jsonl > /dev/null
 check_match "Markdown report: the kernel table" '^\| plain/a \| 1 \| yes \| yes \| 2.50x' "$(cat report.md)"
+check_match "... and why c failed" '^\| a kernel did not compile \(call: compile\) \| 1 \| 33.3% \| plain/c \|' "$(cat report.md)"
+printf '%s\n' '{"id":"t/x","task":{"difficulty":3},"code":"a","code_sha":"a","eval":{"code_sha":"a","call":true,"exec":true,"flags":[]}}' \
+	'{"id":"t/y","task":{"difficulty":1},"code":"b","code_sha":"b","eval":{"code_sha":"b","call":true,"exec":false,"flags":[]}}' |
+	geak-select -S > order.json
+check_same "difficulties in order, whatever the input's" "1 3" "$(jq -r '[.by_difficulty[].difficulty] | map(tostring) | join(" ")' order.json)"
 echo '{"id":"plain/<b>&x","code":"c","code_sha":"z","eval":{"code_sha":"z","call":true,"exec":true,"speedup":1.5,"flags":[]}}' |
 	geak-select -r esc.html > /dev/null
-check_same "ids are escaped in HTML" '0 2' \
+check_same "ids are escaped in HTML" '0 1' \
 	"$(grep -c 'plain/<b>' esc.html) $(grep -o 'plain/&lt;b&gt;&amp;x' esc.html | wc -l | tr -d ' ')"
 # A task that never had a candidate comes out as its record (under
 # SANITIZE=1 this also shows no sort of an empty list is attempted).

@@ -21,7 +21,7 @@ check_prompt='Reply with the single word: ok'
 
 # An uninterrupted run, against a server of its own.
 start_llm "$top/examples/demo/script.jsonl" --latency 1
-"$top/examples/loop.sh" -n 3 -o "$scratch/ref" "$task" 2> ref.err
+"$top/examples/loop.sh" -i 3 -o "$scratch/ref" "$task" 2> ref.err
 check_same "the uninterrupted run completes" 0 $?
 kill "$llm_pid"
 wait "$llm_pid" 2>/dev/null
@@ -34,7 +34,7 @@ XDG_CACHE_HOME=$scratch/cache-stopped
 TRITON_CACHE_DIR=$XDG_CACHE_HOME/triton
 loop_pid=
 start_loop() {
-	setsid "$top/examples/loop.sh" -n 3 -o "$scratch/out" "$task" 2>> loop.err &
+	setsid "$top/examples/loop.sh" -i 3 -o "$scratch/out" "$task" 2>> loop.err &
 	loop_pid=$!
 }
 # requests TEXT: how many requests whose prompt holds TEXT the server saw.
@@ -50,10 +50,12 @@ until_request() {
 		n=$((n + 1))
 	done
 }
-# until_eval: until the evaluation's workers have started.
+# until_eval: until an evaluation step's workers have started (not those
+# of the preflight's geak-eval --check).
 until_eval() {
 	n=0
-	while ! pgrep -s "$loop_pid" -f geak_worker > /dev/null && [ $n -lt 600 ]; do
+	while { ! pgrep -s "$loop_pid" -f geak_worker > /dev/null ||
+		pgrep -s "$loop_pid" -f 'geak-eval --check' > /dev/null; } && [ $n -lt 600 ]; do
 		sleep 0.1
 		n=$((n + 1))
 	done
@@ -120,11 +122,11 @@ start_loop
 until_eval
 kill -KILL "$loop_pid"
 wait "$loop_pid" 2>/dev/null
-"$top/examples/loop.sh" -n 3 -o "$scratch/out" "$task" > /dev/null 2> second.err
+"$top/examples/loop.sh" -i 3 -o "$scratch/out" "$task" > /dev/null 2> second.err
 check_same "while the killed run's step goes on, a second run fails" 3 $?
 check_match "and says why" "out is in use by another run \\(pid [0-9]+\\)" "$(cat second.err)"
 flock out/.geak.lock true
-"$top/examples/loop.sh" -n 3 -o "$scratch/out" "$task" 2>> loop.err
+"$top/examples/loop.sh" -i 3 -o "$scratch/out" "$task" 2>> loop.err
 check_same "once it has ended, the run completes" 0 $?
 
 # The server saw each request that was answered once, but for the

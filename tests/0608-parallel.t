@@ -23,7 +23,7 @@ check_same "merged: by iteration" '[0,1]' "$(jq -c '[.by_iter[].exec_accuracy]' 
 make -q -f "$top/examples/Makefile" GEAK_ITERS=2 GEAK_RUNS=2
 check_same "then make has nothing left to do" 0 $?
 
-"$top/examples/parallel.sh" -n 1 -R 3 -P 3 -o par "$top/examples/demo/task.jsonl" 2> par.err
+"$top/examples/parallel.sh" -i 1 -R 3 -j 3 -o par "$top/examples/demo/task.jsonl" 2> par.err
 check_same "parallel.sh: three one-iteration runs" 0 $?
 check_same "three runs in the summary" 3 "$(jq .runs par/summary.json)"
 # One iteration: the first attempt fails in every run.

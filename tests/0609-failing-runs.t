@@ -9,13 +9,13 @@
 . "$top/tests/06lib.sh"
 have_python || skip_all "no Python with torch and triton ($GEAK_PYTHON)"
 command -v flock >/dev/null 2>&1 || skip_all "flock is needed"
-plan 23
+plan 26
 key=sk-test-good-key-0609
 task=$top/examples/demo/task.jsonl
 check_prompt='Reply with the single word: ok'
 start_llm "$top/examples/demo/script.jsonl" --key "$key"
 
-OPENAI_API_KEY=sk-wrong "$top/examples/loop.sh" -n 1 -o "$scratch/w" "$task" 2> wrong.err
+OPENAI_API_KEY=sk-wrong "$top/examples/loop.sh" -i 1 -o "$scratch/w" "$task" 2> wrong.err
 check_same "wrong key: the loop exits 4" 4 $?
 check_match "wrong key: the preflight says the key was refused" \
 	'FAILED: key: the endpoint refused the key from \$OPENAI_API_KEY' "$(cat wrong.err)"
@@ -32,7 +32,7 @@ check_match "it names the stage and its reason" \
 check_match "and says the file was not written" 'iter-0.jsonl not written' "$(cat step.err)"
 check "nothing kept" [ ! -f w/iter-0.jsonl ]
 
-OPENAI_API_KEY=$key "$top/examples/loop.sh" -n 1 -o "$scratch/w" "$task" 2> right.err
+OPENAI_API_KEY=$key "$top/examples/loop.sh" -i 1 -o "$scratch/w" "$task" 2> right.err
 check_same "right key: the run completes" 0 $?
 check_same "right key: the first attempt and its evaluation" '"first" false' \
 	"$(jq -c .mode w/iter-0.jsonl) $(jq -c .eval.exec w/evaluated-0.jsonl)"
@@ -43,21 +43,31 @@ check_same "the key is in no record, journal or message" '' \
 : > llm.log
 jq -c '., (.id += "_twin")' "$task" > twins.jsonl
 OPENAI_API_KEY=$key GEAK_LLM_FLAGS="-j 1 --max-tokens-total 100" \
-	"$top/examples/loop.sh" -n 1 -o "$scratch/b" twins.jsonl 2> budget.err
+	"$top/examples/loop.sh" -i 1 -o "$scratch/b" twins.jsonl 2> budget.err
 check_same "budget: the loop exits 4" 4 $?
 check_match "budget: it says the model could not be used for the step" \
 	'the model could not be used for .*iter-0.jsonl' "$(cat budget.err)"
-check_match "budget: the budget is named" 'budget: not sent: [0-9]+ tokens used, --max-tokens-total is 100' \
+check_match "budget: the budget is named, counted over the run" \
+	'budget: not sent: [0-9]+ tokens used by the run \(--ledger\), --max-tokens-total is 100' \
 	"$(cat budget.err)"
 check "budget: the step is not kept" [ ! -f b/iter-0.jsonl ]
 check_same "budget: the one answer is kept in the journal" 1 "$(wc -l < b/iter-0.jsonl.journal | tr -d ' ')"
-OPENAI_API_KEY=$key "$top/examples/loop.sh" -n 1 -o "$scratch/b" twins.jsonl 2>> budget.err
+OPENAI_API_KEY=$key "$top/examples/loop.sh" -i 1 -o "$scratch/b" twins.jsonl 2>> budget.err
 check_same "budget lifted: the run completes" 0 $?
 check_same "both twins got their first attempt" 2 "$(jq -r 'select(.mode == "first") | .id' b/iter-0.jsonl | wc -l | tr -d ' ')"
 check_same "two first-attempt requests in all: the kept answer was not asked again" 2 \
 	"$(jq -r --arg c "$check_prompt" 'select(.body.messages[0].content != $c) | .n' llm.log | wc -l | tr -d ' ')"
 
 # A model that never writes code: the demo says so and writes no kernel file.
+# The loop's own budget holds for the whole run, whatever its steps.
+OPENAI_API_KEY=$key "$top/examples/loop.sh" -i 2 --max-tokens-total 3000 -o "$scratch/lb" "$task" 2> lb.err
+check_same "a run's budget: the loop exits 4" 4 $?
+check_match "... saying the run's budget is spent, and how much" \
+	"the run's budget is spent \(\\\$[0-9.]+, [0-9]+ tokens so far, --max-cost none, --max-tokens-total 3000\)" \
+	"$(cat lb.err)"
+check_same "... after the steps it could pay for" "evaluated-0.jsonl iter-0.jsonl" \
+	"$(cd lb && ls iter-0.jsonl evaluated-0.jsonl iter-1.jsonl 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+
 kill "$llm_pid"
 start_llm /dev/null --reply 'I would rather not.'
 GEAK_DEMO=live GEAK_DEMO_OUT=$scratch/demo GEAK_DEMO_NOBUILD=1 sh "$top/examples/demo.sh" 2> demo.err

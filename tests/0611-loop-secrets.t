@@ -64,7 +64,7 @@ GEAK_EVAL_FLAGS="--static off --cpu -v"
 GEAK_RETRIEVE_FLAGS=
 export GEAK_EVAL_FLAGS GEAK_RETRIEVE_FLAGS
 
-fake/examples/loop.sh -n 2 -o out tasks.jsonl 2> loop.err
+fake/examples/loop.sh -i 2 -o out tasks.jsonl 2> loop.err
 check_same "the loop finishes" 0 $?
 check_same "the model was asked with the key" "true" \
 	"$(jq -s -c 'map(.auth_ok) | unique | .[0]' llm.log)"

@@ -22,7 +22,7 @@ start_llm() {
 	GEAK_MODEL=test-model
 	GEAK_PROVIDER=openai
 	export GEAK_BASE_URL GEAK_MODEL GEAK_PROVIDER
-	trap 'kill "$llm_pid" 2>/dev/null; rm -rf "$scratch"' EXIT
+	trap 'kill "$llm_pid" 2>/dev/null; keep_scratch' EXIT
 }
 
 # The prompt of the Nth request (from 1) the server saw.

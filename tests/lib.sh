@@ -17,7 +17,12 @@ export ASAN_OPTIONS UBSAN_OPTIONS
 tap_n=0
 tap_fail=0
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/geak-test.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
+# GEAK_TEST_KEEP=DIR keeps what a test made there, to look at.
+keep_scratch() {
+	[ -n "${GEAK_TEST_KEEP:-}" ] && mkdir -p "$GEAK_TEST_KEEP" && cp -R "$scratch/." "$GEAK_TEST_KEEP/"
+	rm -rf "$scratch"
+}
+trap keep_scratch EXIT
 cd "$scratch" || exit 1
 # Caches (geak-eval's results, Triton's kernels) start empty and stay here.
 XDG_CACHE_HOME=$scratch/cache

@@ -4,7 +4,7 @@
 # mean speedup over the kernels that passed, plus pass@k over the runs.
 #
 #   geak-import SOURCE... > DIR/tasks.jsonl
-#   parallel.sh (RUNS runs of loop.sh, ITERS iterations, geak-gen -n SAMPLES)
+#   parallel.sh (RUNS runs of loop.sh, ITERS iterations, SAMPLES per round)
 #   geak-select --tasks N over every evaluated candidate -> DIR/summary.json
 #
 # Defaults follow GEAK's configuration: 10 iterations, 8 samples per
@@ -19,40 +19,47 @@ prog=agent-bench.sh
 
 suite=tbg iters=10 samples=8 runs=5 jobs=1 gpus= out=bench-agent ids= diff= orig=
 usage() {
-	cat >&2 <<USAGE
-usage: $prog [-s tbg|rocm|all] [-d LIST] [-i IDS|FILE] [-H SOURCE] [-n ITERS]
-       [-m SAMPLES] [-R RUNS] [-P JOBS] [-G GPU,...] [-o DIR] SOURCE...
-  -s SUITE    suite (default tbg)
-  -d LIST     only these difficulties (geak-import --difficulty)
-  -i IDS      only these tasks (geak-import --ids)
-  -H SOURCE   thunlp/TritonBench archive: CUDA originals of the kernels that
-              use AMD's libdevice (geak-import --original-hip)
-  -n ITERS    iterations per run (default 10)
-  -m SAMPLES  candidates per task and round (default 8)
-  -R RUNS     independent runs, for pass@k (default 5)
-  -P JOBS     runs at a time (default 1; one per GPU with -G)
-  -G LIST     GPUs to spread the runs over
-  -o DIR      output folder (default bench-agent)
+	[ "$1" -eq 0 ] && fd=1 || fd=2
+	cat >&$fd <<USAGE
+usage: $prog [--suite tbg|rocm|all] [--difficulty LIST] [--ids IDS|FILE]
+       [--original-hip SOURCE] [-i ITERS] [-n SAMPLES] [-R RUNS] [-j JOBS]
+       [-g GPUS] [-o DIR] SOURCE...
+      --suite SUITE         suite (default tbg)
+      --difficulty LIST     only these difficulties (geak-import --difficulty)
+      --ids IDS             only these tasks (geak-import --ids)
+      --original-hip SOURCE thunlp/TritonBench archive: CUDA originals of the
+                            kernels that use AMD's libdevice
+  -i, --iters N             iterations per run (default 10)
+  -n, --samples N           first candidates per task, each a lineage (default 8)
+  -R, --runs N              independent runs, for pass@k (default 5)
+  -j, --jobs N              runs at a time (default 1; one per GPU with -g)
+  -g, --gpus LIST           GPUs to spread the runs over
+  -o, --out DIR             output folder (default bench-agent)
+  -h, --help                this help
 USAGE
-	exit 2
+	exit "$1"
 }
-while getopts s:d:i:H:n:m:R:P:G:o:h opt; do
-	case $opt in
-	s) suite=$OPTARG ;;
-	d) diff=$OPTARG ;;
-	i) ids=$OPTARG ;;
-	H) orig=$OPTARG ;;
-	n) iters=$OPTARG ;;
-	m) samples=$OPTARG ;;
-	R) runs=$OPTARG ;;
-	P) jobs=$OPTARG ;;
-	G) gpus=$OPTARG ;;
-	o) out=$OPTARG ;;
-	*) usage ;;
+need() { [ "$2" -ge 2 ] || { echo "$prog: $1 needs a value" >&2; usage 2; }; }
+while [ $# -gt 0 ]; do
+	case $1 in
+	--*=*) a=${1%%=*} v=${1#*=}; shift; set -- "$a" "$v" "$@"; continue ;;
+	-h|--help) usage 0 ;;
+	--suite) need "$1" $#; suite=$2; shift 2 ;;
+	--difficulty) need "$1" $#; diff=$2; shift 2 ;;
+	--ids) need "$1" $#; ids=$2; shift 2 ;;
+	--original-hip) need "$1" $#; orig=$2; shift 2 ;;
+	-i|--iters) need "$1" $#; iters=$2; shift 2 ;;
+	-n|--samples) need "$1" $#; samples=$2; shift 2 ;;
+	-R|--runs) need "$1" $#; runs=$2; shift 2 ;;
+	-j|--jobs) need "$1" $#; jobs=$2; shift 2 ;;
+	-g|--gpus) need "$1" $#; gpus=$2; shift 2 ;;
+	-o|--out) need "$1" $#; out=$2; shift 2 ;;
+	--) shift; break ;;
+	-?*) echo "$prog: unknown option $1" >&2; usage 2 ;;
+	*) break ;;
 	esac
 done
-shift $((OPTIND - 1))
-[ $# -ge 1 ] || usage
+[ $# -ge 1 ] || usage 2
 command -v jq >/dev/null || { echo "$prog: needs jq" >&2; exit 3; }
 mkdir -p "$out" || exit 3
 
@@ -73,9 +80,7 @@ fi
 ntasks=$(grep -c . "$out/tasks.jsonl")
 echo "$prog: $ntasks tasks, $runs runs x $iters iterations x $samples samples" >&2
 
-GEAK_GEN_FLAGS="-n $samples ${GEAK_GEN_FLAGS:-}"
-export GEAK_GEN_FLAGS
-parallel.sh -n "$iters" -R "$runs" -P "$jobs" ${gpus:+-G "$gpus"} -o "$out/agent" \
+parallel.sh -i "$iters" -n "$samples" -R "$runs" -j "$jobs" ${gpus:+-g "$gpus"} -o "$out/agent" \
 	"$out/tasks.jsonl" || exit 3
 
 # Accuracies over every task imported, not just those that got an answer.

@@ -4,10 +4,10 @@
 #
 #  1. the harness check (harness-check.sh): every reference evaluated as a
 #     candidate; without a GPU only the tasks that Triton's CPU interpreter
-#     is known to run (-c);
+#     is known to run (--cpu);
 #  2. when an LLM provider is configured (GEAK_LLM_FLAGS or GEAK_MODEL
 #     set), the agent over BENCH_SUITE (default tbg) with GEAK's settings
-#     (agent-bench.sh; BENCH_AGENT_FLAGS adds its options, e.g. "-R 1 -n 2").
+#     (agent-bench.sh; BENCH_AGENT_FLAGS adds its options, e.g. "-R 1 -i 2").
 #
 # Results go to BENCH_OUT (default out/bench).  BENCH_CPU=1 or 0 forces
 # the choice that is otherwise made by asking geak-eval for the GPUs.
@@ -36,11 +36,11 @@ fi
 # On an NVIDIA GPU the 12 kernels that call AMD's libdevice cannot run:
 # use their CUDA originals instead.
 orig=
-[ "$cpu" = 0 ] && [ "$vendor" = nvidia ] && [ -r "$thunlp" ] && orig="-H $thunlp"
+[ "$cpu" = 0 ] && [ "$vendor" = nvidia ] && [ -r "$thunlp" ] && orig="--original-hip $thunlp"
 
 status=0
 copt=
-[ "$cpu" = 1 ] && copt=-c
+[ "$cpu" = 1 ] && copt=--cpu
 # shellcheck disable=SC2086  # option lists are meant to split
 sh "$here/harness-check.sh" $copt ${orig:-} -o "$out/check" $srcs || status=$?
 if [ -z "${GEAK_LLM_FLAGS:-}" ] && [ -z "${GEAK_MODEL:-}" ]; then
@@ -48,6 +48,6 @@ if [ -z "${GEAK_LLM_FLAGS:-}" ] && [ -z "${GEAK_MODEL:-}" ]; then
 	exit $status
 fi
 # shellcheck disable=SC2086
-sh "$here/agent-bench.sh" -s "${BENCH_SUITE:-tbg}" ${orig:-} ${BENCH_AGENT_FLAGS:-} \
+sh "$here/agent-bench.sh" --suite "${BENCH_SUITE:-tbg}" ${orig:-} ${BENCH_AGENT_FLAGS:-} \
 	-o "$out/agent" $srcs || status=3
 exit $status

@@ -17,33 +17,40 @@ prog=harness-check.sh
 
 suite=all ids= out=bench-check cpu= orig=
 usage() {
-	cat >&2 <<USAGE
-usage: $prog [-c] [-s tbg|rocm|all] [-i IDS|FILE] [-H SOURCE] [-o DIR] SOURCE...
-  -c        CPU mode: evaluate on Triton's interpreter (geak-eval --cpu),
-            and only the tasks
-            measured to run there (task.cpu_ok; without that list, the
-            smoke set smoke-tbg.txt, or smoke-rocm.txt for -s rocm)
-  -s SUITE  suite to check (default all)
-  -i IDS    only these tasks (geak-import --ids)
-  -H SOURCE thunlp/TritonBench archive: check the CUDA originals of the
-            kernels that use AMD's libdevice (geak-import --original-hip)
-  -o DIR    output folder (default bench-check)
+	[ "$1" -eq 0 ] && fd=1 || fd=2
+	cat >&$fd <<USAGE
+usage: $prog [--cpu] [--suite tbg|rocm|all] [--ids IDS|FILE] [--original-hip SOURCE]
+       [-o DIR] SOURCE...
+      --cpu                 evaluate on Triton's interpreter (geak-eval --cpu), and
+                            only the tasks measured to run there (task.cpu_ok;
+                            without that list, the smoke set smoke-tbg.txt, or
+                            smoke-rocm.txt for --suite rocm)
+      --suite SUITE         suite to check (default all)
+      --ids IDS             only these tasks (geak-import --ids)
+      --original-hip SOURCE thunlp/TritonBench archive: check the CUDA originals
+                            of the kernels that use AMD's libdevice
+  -o, --out DIR             output folder (default bench-check)
+  -h, --help                this help
 SOURCE: the benchmark archives or checkouts, as geak-import(1) takes them.
 USAGE
-	exit 2
+	exit "$1"
 }
-while getopts cs:i:H:o:h opt; do
-	case $opt in
-	c) cpu=1 ;;
-	s) suite=$OPTARG ;;
-	i) ids=$OPTARG ;;
-	H) orig=$OPTARG ;;
-	o) out=$OPTARG ;;
-	*) usage ;;
+need() { [ "$2" -ge 2 ] || { echo "$prog: $1 needs a value" >&2; usage 2; }; }
+while [ $# -gt 0 ]; do
+	case $1 in
+	--*=*) a=${1%%=*} v=${1#*=}; shift; set -- "$a" "$v" "$@"; continue ;;
+	-h|--help) usage 0 ;;
+	--cpu) cpu=1; shift ;;
+	--suite) need "$1" $#; suite=$2; shift 2 ;;
+	--ids) need "$1" $#; ids=$2; shift 2 ;;
+	--original-hip) need "$1" $#; orig=$2; shift 2 ;;
+	-o|--out) need "$1" $#; out=$2; shift 2 ;;
+	--) shift; break ;;
+	-?*) echo "$prog: unknown option $1" >&2; usage 2 ;;
+	*) break ;;
 	esac
 done
-shift $((OPTIND - 1))
-[ $# -ge 1 ] || usage
+[ $# -ge 1 ] || usage 2
 command -v jq >/dev/null || { echo "$prog: needs jq" >&2; exit 3; }
 mkdir -p "$out" || exit 3
 

@@ -658,6 +658,9 @@ def main():
         "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
                      "triton": triton.__version__, "numpy": numpy.__version__},
         "device": probe_device(),
+        # What torch was built for: a CPU build can never use a GPU, which
+        # geak-eval says in those words rather than as a failing reference.
+        "build": {"cuda": torch.version.cuda, "hip": getattr(torch.version, "hip", None)},
         "cpu": CPU,
         "fingerprint": fingerprint(),
     }

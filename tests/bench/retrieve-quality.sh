@@ -77,8 +77,8 @@ show() {  # label records
 geak-retrieve --index "$work/corpus.idx" -c "$corpus"
 geak-retrieve --index "$work/corpus-w.idx" -w -c "$corpus"
 for v in "" -w; do
-	geak-retrieve -c "$work/corpus$v.idx" -m instruction -k 3 -x "$work/tasks.jsonl" > "$work/on$v.jsonl"
-	geak-retrieve -c "$work/corpus$v.idx" -m instruction -k 3 -G "$work/tasks.jsonl" > "$work/off$v.jsonl"
+	geak-retrieve -c "$work/corpus$v.idx" -m instruction --top 3 -x "$work/tasks.jsonl" > "$work/on$v.jsonl"
+	geak-retrieve -c "$work/corpus$v.idx" -m instruction --top 3 -G "$work/tasks.jsonl" > "$work/off$v.jsonl"
 done
 echo "tasks with a family: $(score "$work/on.jsonl" | cut -d ' ' -f 1) of 184"
 show "default, guard on " "$work/on.jsonl"

@@ -31,6 +31,10 @@ def parse(lines):
             open_jobs[key] = {"id": rid, "job": name, "mode": w[1], "asked": t, "start": None,
                               "end": None, "status": None, "paused": 0}
             continue
+        if event == "running on the CPU":  # no GPU to wait for
+            open_jobs[key] = {"id": rid, "job": name, "mode": "cpu", "asked": t, "start": t,
+                              "end": None, "status": None, "paused": 0}
+            continue
         j = open_jobs.get(key)
         if not j:
             continue
@@ -62,7 +66,7 @@ def main(argv):
     held = sum(j["end"] - j["start"] for j in alone)
     print(f"{len(jobs)} jobs over {span:.0f} s; GPU held alone {held:.0f} s "
           f"({100 * held / span if span else 0:.0f}%) by {len(alone)} timing runs")
-    for mode in ("shared", "alone", "drained"):
+    for mode in ("shared", "alone", "drained", "cpu"):
         js = [j for j in jobs if j["mode"] == mode]
         if not js:
             continue

@@ -13,8 +13,8 @@
 #   warm     the same with the calibrations and compiled kernels kept (the
 #            evaluation cache missed on purpose by another --speedup-limit)
 #   parallel examples/parallel.sh, two independent runs of the demo task
-#            (its recorded model, no key), pinned one to each GPU (-G 0,1)
-#            against both on GPU 0 (-G 0,0): wall time and ratio
+#            (its recorded model, no key), pinned one to each GPU (-g 0,1)
+#            against both on GPU 0 (-g 0,0): wall time and ratio
 #   shards   two geak-eval processes by xargs -P 2 over halves of SET,
 #            sharing the host's GPU locks, against one process: candidates
 #            a minute, ratio, and every record out exactly once
@@ -87,12 +87,12 @@ for step; do
 			[ "$pin" = 0,1 ] && [ "$gpus" -lt 2 ] && continue
 			rm -rf "$out/par-$pin"
 			t0=$(now)
-			"$top/examples/parallel.sh" -n 2 -R 2 -P 2 -G "$pin" -o "$out/par-$pin" \
+			"$top/examples/parallel.sh" -i 2 -R 2 -j 2 -g "$pin" -o "$out/par-$pin" \
 				"$top/examples/demo/task.jsonl" > "$out/par-$pin.out" 2> "$out/par-$pin.err"
 			rc=$?
 			t1=$(now)
 			wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-			say "parallel -G $pin: exit $rc, $wall s; self-speedups:" \
+			say "parallel -g $pin: exit $rc, $wall s; self-speedups:" \
 				"$(jq -r 'select(.eval.speedup != null) | .eval.speedup' "$out/par-$pin"/run-*/evaluated-*.jsonl 2>/dev/null | tr '\n' ' ')"
 			eval "wall_$(echo "$pin" | tr , _)=$wall"
 		done

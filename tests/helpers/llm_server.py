@@ -35,7 +35,8 @@ request with that body only, so a retry then succeeds:
 
 Every request must carry the key given by --key (Bearer, api-key or
 x-api-key by API family), else 401; --models limits the accepted models
-(else 404).  --latency S delays each reply.  --log FILE appends one JSON
+(else 404) and is what GET /v1/models lists (test-model without it;
+--no-list answers that with 404).  --latency S delays each reply.  --log FILE appends one JSON
 line per request (path, model, body, whether auth matched, how many requests
 were being answered at once; never the key).
 """
@@ -155,6 +156,24 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     # --- requests -------------------------------------------------------
+    def do_GET(self):
+        """The model list, as OpenAI's GET /v1/models and Anthropic's
+        GET /v1/models give it: --models, else test-model; --no-list: 404.
+        Not logged: the log is of chat requests."""
+        st = self.server.state
+        self.count = 0
+        path = self.path.split("?")[0]
+        family = "anthropic" if self.headers.get("anthropic-version") else "openai"
+        if path not in ("/v1/models", "/models") or st.args.no_list:
+            self.error(404, "not_found_error", "no such path: %s" % path)
+            return
+        if not self.check_auth(family):
+            self.error(401, "authentication_error", "invalid API key")
+            return
+        names = st.args.models.split(",") if st.args.models else ["test-model"]
+        self.send_json(200, {"object": "list", "data": [
+            {"id": n, "object": "model", "type": "model"} for n in names]})
+
     def do_POST(self):
         self.server.state.enter(1)
         try:
@@ -428,6 +447,7 @@ def main():
     ap.add_argument("--script", help="JSON Lines of {match?, text?, fault?}")
     ap.add_argument("--reply", help="the answer text when no script line matches")
     ap.add_argument("--latency", type=float, default=0.0)
+    ap.add_argument("--no-list", action="store_true", help="no GET /v1/models")
     ap.add_argument("--stall-seconds", type=float, default=30.0)
     ap.add_argument("--log")
     ap.add_argument("-v", "--verbose", action="store_true")

@@ -64,10 +64,10 @@ check_same "the array and its merge complete (sbatch --wait)" 0 $?
 t3=$(now)
 XDG_CACHE_HOME=$scratch/cache-par TRITON_CACHE_DIR=$scratch/cache-par/triton
 t0=$(now)
-GEAK_EVAL_FLAGS=--cpu "$top/examples/parallel.sh" -n 2 -R 3 -P 3 -o "$scratch/par" "$task" 2> par.err
+GEAK_EVAL_FLAGS=--cpu "$top/examples/parallel.sh" -i 2 -R 3 -j 3 -o "$scratch/par" "$task" 2> par.err
 check_same "parallel.sh -R 3 completes" 0 $?
 t1=$(now)
-echo "# 3 runs of 2 iterations: parallel.sh -R 3 -P 3 $(secs "$t0" "$t1") s," \
+echo "# 3 runs of 2 iterations: parallel.sh -R 3 -j 3 $(secs "$t0" "$t1") s," \
 	"Slurm array + merge $(secs "$t2" "$t3") s (run first; same machine, caches of their own)"
 sed 's/^/# /' arr.err | tail -n 3
 check_same "each element ran once, its start logged" "1 1 1" \

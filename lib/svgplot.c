@@ -1,0 +1,218 @@
+/* svgplot.c: grouped bars and a log-axis histogram, as inline SVG. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "progress.h"
+#include "svgplot.h"
+
+#define W 560
+#define H 300
+#define PAD_L 58
+#define PAD_R 18
+#define PAD_T 40
+#define PAD_B 46
+#define SPAN_X (W - PAD_L - PAD_R)
+#define SPAN_Y (H - PAD_T - PAD_B)
+#define LOG_LIMIT 6.0     /* bins reach 64x each way; beyond, the end bins */
+#define LOG_BINS 24       /* two per power of two over [-LOG_LIMIT, LOG_LIMIT] */
+#define MAX_BAR 56.0      /* a bar of few groups stays a bar, not a wall */
+
+static const char *const colors[] = { "#2563eb", "#f59e0b", "#16a34a", "#9333ea" };
+#define RED "#dc2626"
+#define GREEN "#16a34a"
+
+void
+geak_svg_escape(struct geak_buf *b, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<': geak_buf_puts(b, "&lt;"); break;
+		case '>': geak_buf_puts(b, "&gt;"); break;
+		case '&': geak_buf_puts(b, "&amp;"); break;
+		case '"': geak_buf_puts(b, "&quot;"); break;
+		default: geak_buf_append(b, s, 1);
+		}
+	}
+}
+
+static double
+num(json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void
+put_value(struct geak_buf *b, double v, enum geak_svg_fmt fmt, int tick)
+{
+	switch (fmt) {
+	case GEAK_SVG_PERCENT: geak_buf_printf(b, tick ? "%g%%" : "%.0f%%", 100 * v); break;
+	case GEAK_SVG_SPEEDUP: geak_buf_printf(b, tick ? "%gx" : "%.2fx", v); break;
+	case GEAK_SVG_USD: geak_fmt_cost(b, v); break;
+	default: geak_fmt_count(b, v);
+	}
+}
+
+/* A round step giving about five ticks over [0, max]. */
+static double
+tick_step(double max)
+{
+	double raw = max / 5, mag = pow(10, floor(log10(raw))), f = raw / mag;
+
+	return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+}
+
+static void
+open_svg(struct geak_buf *b, const char *title)
+{
+	geak_buf_printf(b, "<figure><svg viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
+	    "role=\"img\" aria-label=\"", W, H, W, H);
+	geak_svg_escape(b, title);
+	geak_buf_printf(b, "\"><text x=\"%d\" y=\"18\" class=\"title\">", PAD_L);
+	geak_svg_escape(b, title);
+	geak_buf_puts(b, "</text>\n");
+}
+
+static void
+close_svg(struct geak_buf *b, const char *caption)
+{
+	geak_buf_puts(b, "</svg><figcaption>");
+	geak_svg_escape(b, caption);
+	geak_buf_puts(b, "</figcaption></figure>\n");
+}
+
+/* Gridlines and labels from 0 to ymax. */
+static void
+y_axis(struct geak_buf *b, double ymax, double step, enum geak_svg_fmt fmt)
+{
+	for (double v = 0; v <= ymax + step / 1000; v += step) {
+		double y = H - PAD_B - v / ymax * SPAN_Y;
+		geak_buf_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>"
+		    "<text x=\"%d\" y=\"%.1f\" class=\"ylab\">", PAD_L, W - PAD_R, y, y, PAD_L - 6, y + 4);
+		put_value(b, v, fmt, 1);
+		geak_buf_puts(b, "</text>\n");
+	}
+}
+
+static void
+legend(struct geak_buf *b, const struct geak_series *ser, size_t nser)
+{
+	size_t x = W - PAD_R - 120 * nser;
+
+	for (size_t s = 0; s < nser; s++, x += 120) {
+		geak_buf_printf(b, "<rect x=\"%zu\" y=\"10\" width=\"12\" height=\"10\" fill=\"%s\"/>"
+		    "<text x=\"%zu\" y=\"19\" class=\"legend\">", x, colors[s % 4], x + 16);
+		geak_svg_escape(b, ser[s].name);
+		geak_buf_puts(b, "</text>\n");
+	}
+}
+
+void
+geak_svg_bars(struct geak_buf *b, const char *title, const char *caption, json_t *rows,
+    const char *xkey, const char *xlabel, const struct geak_series *ser, size_t nser,
+    enum geak_svg_fmt fmt)
+{
+	size_t n = json_array_size(rows), i, s, every;
+	double ymax = 0, step, group, bar;
+	json_t *row;
+
+	if (n == 0 || nser == 0)
+		return;
+	json_array_foreach(rows, i, row)
+		for (s = 0; s < nser; s++)
+			if (!isnan(num(row, ser[s].key)))
+				ymax = fmax(ymax, num(row, ser[s].key));
+	ymax = fmt == GEAK_SVG_PERCENT ? 1.0 : ymax > 0 ? ymax * 1.15 : 1.0;
+	step = tick_step(ymax);
+	ymax = ceil(ymax / step - 1e-9) * step;
+	group = (double)SPAN_X / (double)n;
+	bar = fmin(group * 0.8 / (double)nser, MAX_BAR);
+	every = n > 16 ? (n + 15) / 16 : 1; /* x labels that fit */
+	open_svg(b, title);
+	y_axis(b, ymax, step, fmt);
+	legend(b, ser, nser);
+	json_array_foreach(rows, i, row) {
+		double x0 = PAD_L + group * ((double)i + 0.5) - bar * (double)nser / 2;
+		for (s = 0; s < nser; s++) {
+			double v = num(row, ser[s].key), h, x = x0 + bar * (double)s;
+			if (isnan(v))
+				continue;
+			h = v / ymax * SPAN_Y;
+			geak_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			    "fill=\"%s\"/>\n", x, H - PAD_B - h, bar - 1, h, colors[s % 4]);
+			if (bar >= 26) {
+				geak_buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"val xlab\">",
+				    x + bar / 2, H - PAD_B - h - 4);
+				put_value(b, v, fmt, 0);
+				geak_buf_puts(b, "</text>\n");
+			}
+		}
+		if (i % every == 0)
+			geak_buf_printf(b, "<text x=\"%.1f\" y=\"%d\" class=\"xlab\">%g</text>\n",
+			    PAD_L + group * ((double)i + 0.5), H - PAD_B + 16, num(row, xkey));
+	}
+	geak_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"xlab\">", PAD_L + SPAN_X / 2, H - 8);
+	geak_svg_escape(b, xlabel);
+	geak_buf_puts(b, "</text>\n");
+	close_svg(b, caption);
+}
+
+static double
+log_x(double l, double lo, double hi)
+{
+	return PAD_L + (l - lo) / (hi - lo) * SPAN_X;
+}
+
+/* The axis: a tick at each power of two, the 1x line dashed. */
+static void
+log_ticks(struct geak_buf *b, double lo, double hi)
+{
+	for (double k = ceil(lo); k <= hi; k++) {
+		double x = log_x(k, lo, hi);
+		geak_buf_printf(b, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" class=\"%s\"/>"
+		    "<text x=\"%.1f\" y=\"%d\" class=\"xlab\">%gx</text>\n", x, x, PAD_T,
+		    H - PAD_B, k == 0 ? "base" : "grid", x, H - PAD_B + 16, pow(2, k));
+	}
+	geak_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"xlab\">speedup (log scale)</text>\n",
+	    PAD_L + SPAN_X / 2, H - 8);
+}
+
+void
+geak_svg_log_hist(struct geak_buf *b, const char *title, const char *caption,
+    const double *v, size_t n)
+{
+	double lo = -1, hi = 1, ymax = 0, step;
+	size_t count[LOG_BINS] = { 0 }, nb;
+
+	for (size_t i = 0; i < n; i++) {
+		double l = fmin(fmax(log2(v[i]), -LOG_LIMIT), LOG_LIMIT - 1e-9);
+		lo = fmin(lo, floor(l * 2) / 2);
+		hi = fmax(hi, ceil(l * 2 + 1e-9) / 2);
+	}
+	nb = (size_t)((hi - lo) * 2 + 0.5);
+	for (size_t i = 0; i < n; i++) {
+		double l = fmin(fmax(log2(v[i]), lo), hi - 1e-9);
+		size_t k = (size_t)((l - lo) * 2);
+		count[k < nb ? k : nb - 1]++;
+	}
+	for (size_t k = 0; k < nb; k++)
+		ymax = fmax(ymax, (double)count[k]);
+	step = fmax(1, tick_step(ymax * 1.15));
+	ymax = ceil(ymax * 1.15 / step) * step;
+	open_svg(b, title);
+	y_axis(b, ymax, step, GEAK_SVG_COUNT);
+	log_ticks(b, lo, hi);
+	for (size_t k = 0; k < nb; k++) {
+		double e0 = lo + (double)k / 2, x0 = log_x(e0, lo, hi), x1 = log_x(e0 + 0.5, lo, hi);
+		double h = (double)count[k] / ymax * SPAN_Y;
+		if (!count[k])
+			continue;
+		geak_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+		    "fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\" class=\"val xlab\">%zu</text>\n",
+		    x0 + 1, H - PAD_B - h, x1 - x0 - 2, h, e0 < 0 ? RED : GREEN, (x0 + x1) / 2,
+		    H - PAD_B - h - 4, count[k]);
+	}
+	close_svg(b, caption);
+}

@@ -1,0 +1,111 @@
+#!/bin/sh
+# geak-eval --check, and a harness that cannot start: a Python without
+# numpy, a CPU build of torch given a GPU, a Python that is not there.
+# The run says what is wrong once, in those terms, and exits 3 instead
+# of failing every candidate; --check says what it finds, the GPUs the
+# runtimes list (stand-in CUDA libraries here) against those torch sees.
+. "$(dirname "$0")/lib.sh"
+have_python || skip_all "no Python with torch and triton ($GEAK_PYTHON)"
+command -v jq >/dev/null || skip_all "no jq"
+plan 25
+
+cpu_torch=$("$GEAK_PYTHON" -c 'import torch; print(int(not torch.version.cuda and not torch.version.hip))')
+cat > mine.py <<'EOF'
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+def add(x, y):
+    out = torch.empty_like(x)
+    add_kernel[(triton.cdiv(x.numel(), 128),)](x, y, out, x.numel(), BLOCK=128)
+    return out
+EOF
+for i in 1 2 3; do
+	jq -nc --rawfile c mine.py --arg i "$i" '{id: ("plain/add" + $i), code: $c, task: {suite: "plain",
+		name: "add", reference: "import torch\ndef add(x, y):\n    return x + y\n",
+		test: "import torch\ndef inputs():\n    return [(torch.randn(300, device=\"cuda\"), torch.randn(300, device=\"cuda\"))]\n"}}'
+done > three.jsonl
+
+# A good set-up.
+geak-eval --check --cpu > good.out 2> good.err
+check_same "--check --cpu: exit 0, nothing on stderr" "0 " "$? $(cat good.err)"
+check_match "it names the Python and why that one" '^python: .* \(\$GEAK_PYTHON\), Python [0-9.]+$' "$(cat good.out)"
+check_match "torch, Triton and numpy with their versions" \
+	'torch: [0-9.]+.*triton: [0-9.]+.*numpy: [0-9.]+' "$(tr '\n' ' ' < good.out)"
+check_match "where it evaluates, and why" '^evaluating on: the CPU, under Triton.s interpreter \(--cpu\)' "$(cat good.out)"
+check_match "the harness started, its version" '^worker: started in [0-9.]+ s, harness h1-' "$(cat good.out)"
+check_same "the verdict last" "ok: the harness starts and evaluates on the CPU" "$(tail -n 1 good.out)"
+
+# The GPUs the runtimes list (two stand-in NVIDIA devices) against those
+# torch sees.
+cc=${CC:-cc}
+mkdir fake
+if [ "$cpu_torch" = 1 ] && $cc -shared -fPIC -o fake/libcuda.so.1 "$top/tests/gpu/fake-cuda.c" 2>/dev/null; then
+	LD_LIBRARY_PATH=$scratch/fake ROCM_PATH=/nonexistent geak-eval --check > seen.out 2>&1
+	check_same "GPUs found but a CPU build of torch: exit 1" 1 $?
+	check_match "the runtimes' GPUs, and torch's none" \
+		'GPUs listed \(--list-gpus\): 0 NVIDIA H100 80GB HBM3, 1 NVIDIA H100 80GB HBM3.*GPUs torch sees: none' \
+		"$(tr '\n' ' ' < seen.out)"
+	check_match "... and what to do" '^FAILED: GPU 0 cannot be used: the torch of .* is a CPU build; evaluate on the CPU with --cpu' \
+		"$(cat seen.out)"
+else
+	skip "torch is not a CPU build, or no C compiler"
+	skip "torch is not a CPU build, or no C compiler"
+	skip "torch is not a CPU build, or no C compiler"
+fi
+
+if [ "$cpu_torch" = 1 ]; then
+	geak-eval --check --gpus 0 > cpu.out 2> cpu.err
+	check_same "--check, a CPU build of torch given --gpus 0: exit 1" 1 $?
+	check_match "... says so in those words" \
+		'^FAILED: GPU 0 cannot be used: the torch of .* \(\$GEAK_PYTHON, [^)]*\) is a CPU build' "$(cat cpu.out)"
+	geak-eval --gpus 0 three.jsonl > run.out 2> run.err
+	check_same "a run so: exit 3, no records" "3 0" "$? $(grep -c . run.out)"
+	check_same "... the reason said once, not per candidate" 1 "$(grep -c 'is a CPU build' run.err)"
+	check_same "... and no reference blamed" "" "$(grep 'Torch not compiled' run.err)"
+else
+	for i in 1 2 3 4 5; do skip "torch is not a CPU build"; done
+fi
+
+# A Python without numpy (nor torch, nor triton).
+if python3 -m venv --without-pip bare > /dev/null 2>&1 && ! bare/bin/python -c 'import numpy' 2>/dev/null; then
+	geak-eval --check --cpu --python bare/bin/python > bare.out 2> bare.err
+	check_same "--check, a Python without numpy: exit 1" 1 $?
+	check_match "each module said missing, numpy too" \
+		"numpy: missing \\(ModuleNotFoundError: No module named 'numpy'\\)" "$(cat bare.out)"
+	check_match "... and what to do" \
+		'^FAILED: .*/bare/bin/python \(--python\) cannot import numpy, torch and triton: name a Python that has' \
+		"$(cat bare.out)"
+	geak-eval --cpu --python bare/bin/python three.jsonl > brun.out 2> brun.err
+	check_same "a run so: exit 3, no records" "3 0" "$? $(grep -c . brun.out)"
+	check_same "... one message, not a traceback per record" "1 0" \
+		"$(grep -c 'cannot import numpy' brun.err) $(grep -c Traceback brun.err)"
+	check_match "... which names the Python and the fix" \
+		"the harness's Python, .*/bare/bin/python \\(--python\\), cannot import numpy: name a Python" "$(cat brun.err)"
+else
+	for i in 1 2 3 4 5 6; do skip "no python3 -m venv"; done
+fi
+
+geak-eval --cpu --python "$scratch/no-such-python" three.jsonl > none.out 2> none.err
+check_same "a Python that is not there: exit 3" 3 $?
+check_match "... said so" "no-such-python \\(--python\\), cannot be run \\(No such file or directory\\)" "$(cat none.err)"
+
+# No GPU found: it says it falls back to the CPU.
+if [ "$(geak-eval --list-gpus 2>/dev/null | jq length)" = 0 ]; then
+	geak-eval three.jsonl > auto.out 2> auto.err
+	check_same "no GPU: every candidate evaluated" "0 3" "$? $(jq -r .eval.exec auto.out | grep -c true)"
+	check_match "... saying it runs on the CPU" "no GPU found \\(geak-eval --list-gpus\\): evaluating on the CPU" "$(cat auto.err)"
+	geak-eval --check > auto.out 2>&1
+	check_match "--check says why the CPU" "^evaluating on: the CPU, under Triton's interpreter \\(no GPU found\\)" "$(cat auto.out)"
+else
+	for i in 1 2 3; do skip "this machine has a GPU"; done
+fi
+done_testing
