@@ -111,8 +111,8 @@ demo:
 deps:
 	@sh share/setup/deps.sh
 
-# The loop drivers, installed as commands.
-DRIVERS = examples/loop.sh=geak-loop examples/parallel.sh=geak-parallel
+# The loop drivers, installed as commands (geak-slurm runs geak-loop).
+DRIVERS = examples/loop.sh=geak-loop examples/parallel.sh=geak-parallel bin/geak-slurm.sh=geak-slurm
 # The Python an installed geak-eval runs its harness with, when neither
 # --python nor GEAK_PYTHON says: this, else GEAK_PYTHON as make install
 # runs, else this tree's .venv (by the venv's own path, which it needs),
@@ -122,7 +122,7 @@ HARNESS_PYTHON =
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
-	cp $(TOOLS) bin/geak-*.sh $(DESTDIR)$(BINDIR)/ 2>/dev/null || cp $(TOOLS) $(DESTDIR)$(BINDIR)/
+	cp $(TOOLS) bin/geak-iter.sh $(DESTDIR)$(BINDIR)/
 	for d in $(DRIVERS); do \
 		cp "$${d%%=*}" "$(DESTDIR)$(BINDIR)/$${d#*=}" && chmod 755 "$(DESTDIR)$(BINDIR)/$${d#*=}" || exit 1; done
 	cd share && find . -path ./man -prune -o -type f -print | while read -r f; do \

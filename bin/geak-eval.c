@@ -576,10 +576,9 @@ usage(FILE *fp)
 	fprintf(fp,
 	    "usage: %s [-j N] [-g LIST|auto | --cpu] [--cache DIR | --no-cache] [--timeout S]\n"
 	    "       [--compile-timeout S] [--seeds N] [--reps N] [--speedup-limit X] [--no-perf]\n"
-	    "       [--profile]\n"
-	    "       [--static strict|warn|off] [--python PATH] [--harness DIR] [--tmpdir DIR]\n"
-	    "       [--file-limit MIB] [--memory-limit MIB] [--proc-limit N] [--keep] [-u] [-v]\n"
-	    "       [file ...]\n"
+	    "       [--profile] [--static strict|warn|off] [--python PATH] [--harness DIR] [--tmpdir DIR]\n"
+	    "       [--file-limit MIB] [--memory-limit MIB] [--proc-limit N] [--shard K/N] [--keep]\n"
+	    "       [-u] [-v] [file ...]\n"
 	    "       %s --check [-g LIST | --cpu] [--python PATH]\n"
 	    "       %s --list-gpus\n"
 	    "Evaluate candidate records: call, correctness against the reference, speedup.\n"
@@ -607,6 +606,7 @@ usage(FILE *fp)
 	    "                          quarters of the host's over -j, at least 2048)\n"
 	    "      --proc-limit N      processes and threads a job may have, 0: no limit\n"
 	    "                          (default 256)\n"
+	    "      --shard K/N         only the input's records numbered K modulo N (from 0)\n"
 	    "      --keep              keep the run's folder (jobs, outputs, logs)\n"
 	    "  -u, --unordered         write each record when it is done, not in input order\n"
 	    "  -v, --verbose           trace every job on stderr\n"
@@ -618,9 +618,29 @@ usage(FILE *fp)
 	    geak_prog, geak_prog, geak_prog);
 }
 
+/* --shard K/N: of the input's records, those numbered K modulo N. */
+static long shard_k, shard_n;
+
+static void
+parse_shard(const char *arg)
+{
+	char *end, *nend;
+	long k, n;
+
+	errno = 0;
+	k = strtol(arg, &end, 10);
+	if (end == arg || *end != '/' || errno)
+		geak_die(GEAK_EXIT_USAGE, "--shard: '%s' is not K/N", arg);
+	n = strtol(end + 1, &nend, 10);
+	if (nend == end + 1 || *nend || errno || n < 1 || n > 1000000 || k < 0 || k >= n)
+		geak_die(GEAK_EXIT_USAGE, "--shard: want K/N with 0 <= K < N <= 1000000, not '%s'", arg);
+	shard_k = k;
+	shard_n = n;
+}
+
 enum { O_CACHE = 256, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_LIMIT,
 	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU, O_NOPERF, O_STATIC, O_FILES,
-	O_CHECK, O_MEMORY, O_PROCS, O_PROFILE };
+	O_CHECK, O_MEMORY, O_PROCS, O_PROFILE, O_SHARD };
 
 static void
 parse_args(int argc, char **argv, const char **harness_dir)
@@ -643,6 +663,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		{ "file-limit", required_argument, NULL, O_FILES },
 		{ "memory-limit", required_argument, NULL, O_MEMORY },
 		{ "proc-limit", required_argument, NULL, O_PROCS },
+		{ "shard", required_argument, NULL, O_SHARD },
 		{ "list-gpus", no_argument, NULL, O_LIST }, { "cpu", no_argument, NULL, O_CPU }, { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION }, { NULL, 0, NULL, 0 },
 	};
@@ -676,6 +697,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		case O_MEMORY: geak_eopt.memory_mib = geak_parse_long(optarg, "--memory-limit", 0, 1L << 30); break;
 		case O_PROCS: geak_eopt.proc_limit = geak_parse_long(optarg, "--proc-limit", 0, 1L << 22); break;
 		case O_KEEP: geak_eopt.keep = 1; break;
+		case O_SHARD: parse_shard(optarg); break;
 		case O_CHECK: check_mode = 1; break;
 		case O_LIST: exit(list_gpus());
 		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") < 0 ? GEAK_EXIT_FATAL : 0);
@@ -816,6 +838,7 @@ main(int argc, char **argv)
 		.paths = argv + optind, .npaths = argc - optind, .nslots = geak_eopt.jobs,
 		.unordered = geak_eopt.unordered, .slots = slotp, .fn = process_counted,
 		.slot_end = slot_end, .noun = "evaluated", .tally = tally,
+		.shard = shard_k, .shards = shard_n,
 	};
 	if (check_mode) {
 		status = check(&slots[0]);

@@ -27,6 +27,8 @@ struct geak_input {
 	size_t raw_off, raw_len; /* that line in buf, until the next read */
 	size_t max;
 	int eof;
+	long ordinal;          /* lines that are not blank, so far */
+	long shard, shards;    /* read only ordinals that are shard mod shards */
 	char where[512];
 };
 
@@ -57,6 +59,13 @@ void
 geak_input_set_max(struct geak_input *in, size_t max_bytes)
 {
 	in->max = max_bytes;
+}
+
+void
+geak_input_set_shard(struct geak_input *in, long shard, long shards)
+{
+	in->shard = shard;
+	in->shards = shards;
 }
 
 void
@@ -341,6 +350,15 @@ parse_line(struct geak_input *in, const char *s, size_t n, json_t **rec)
 	return GEAK_READ_OK;
 }
 
+/* Whether the line just found, not blank, is this reader's slice.
+ * Another shard's line is not even parsed: its warnings are that
+ * shard's to give. */
+static int
+mine(struct geak_input *in)
+{
+	return in->shards <= 1 || in->ordinal++ % in->shards == in->shard;
+}
+
 int
 geak_input_next(struct geak_input *in, json_t **rec)
 {
@@ -362,6 +380,10 @@ geak_input_next(struct geak_input *in, json_t **rec)
 			char raw[RAW_KEEP], msg[200];
 			size_t total;
 			in->line++;
+			if (!mine(in)) {
+				skip_line(in, 0);
+				continue;
+			}
 			snprintf(in->where, sizeof in->where, "%s:%ld", in->name, in->line);
 			memcpy(raw, in->buf + in->start, RAW_KEEP);
 			total = skip_line(in, 0);
@@ -400,6 +422,8 @@ geak_input_next(struct geak_input *in, json_t **rec)
 		in->line++;
 		snprintf(in->where, sizeof in->where, "%s:%ld", in->name, in->line);
 		if (blank(line, n))
+			continue;
+		if (!mine(in))
 			continue;
 		in->raw_off = (size_t)(line - in->buf);
 		in->raw_len = n;

@@ -17,6 +17,12 @@ struct geak_input;
 struct geak_input *geak_input_open(char *const *paths, int npaths);
 void geak_input_close(struct geak_input *in);
 void geak_input_set_max(struct geak_input *in, size_t max_bytes);
+/* Read only a deterministic slice: of the lines that are not blank,
+ * numbered from 0 across every file, those whose number is shard modulo
+ * shards.  The other lines are skipped unread, so that shards 0 to
+ * shards-1 together read every record once; line numbers stay those of
+ * the files. */
+void geak_input_set_shard(struct geak_input *in, long shard, long shards);
 
 enum {
 	GEAK_READ_EOF = 0,  /* no more input */

@@ -210,6 +210,7 @@ read_files(struct queue *q)
 	json_t *rec;
 	int r;
 
+	geak_input_set_shard(in, q->pool->shard, q->pool->shards);
 	while ((r = geak_input_next(in, &rec)) != GEAK_READ_EOF) {
 		if (r == GEAK_READ_FAIL) {
 			pthread_mutex_lock(&q->mu);

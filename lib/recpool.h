@@ -47,6 +47,8 @@ struct geak_pool_stats {
 struct geak_pool {
 	char *const *paths;       /* input files; none: stdin */
 	int npaths;
+	long shard, shards;       /* a slice of the input (geak_input_set_shard);
+	                           * shards 0 or 1: all of it */
 	/* Instead of reading files: records the tool makes, one per call in
 	 * the reading thread, NULL after the last.  One that carries an
 	 * error counts as failed. */

@@ -21,12 +21,14 @@ geak-gen.1-4 it needs a key in WORK_KEY
 geak-gen.1-7 it needs an OpenAI and an Anthropic key
 geak-import.1-5 it evaluates all 100 KernelBench level-1 references: hours on the CPU
 geak-loop.1-2 it needs two GPUs
+geak-slurm.1-1 it needs a Slurm cluster with GPUs
+geak-slurm.1-2 it needs a Slurm cluster with GPUs
 "
 # In the order they run: what one makes, a later one reads.
 ran="geak-eval.1-1 geak-eval.1-2 geak-eval.1-4 geak-gen.1-2 geak-gen.1-3 geak-gen.1-5
 geak-gen.1-6 geak-opt.1-1 geak-opt.1-2 geak-reflect.1-1 geak-reflect.1-2 geak-retrieve.1-1
 geak-retrieve.1-2 geak-retrieve.1-3 geak-loop.1-1 geak-select.1-1 geak-select.1-2
-geak-select.1-3 geak-select.1-4 geak-import.1-1 geak-import.1-2 geak-import.1-3 geak-import.1-4"
+geak-select.1-3 geak-select.1-4 geak-slurm.1-3 geak-import.1-1 geak-import.1-2 geak-import.1-3 geak-import.1-4"
 
 # Each block as shell text: mdoc's \e is a backslash, a "$ " prompt goes.
 mkdir ex
@@ -39,7 +41,7 @@ for page in "$top"/share/man/*.[157]; do
 		on && f != "" { gsub(/\\e/, "\\"); sub(/^\$ /, ""); print >> f }' "$page"
 done
 examples=$(ls ex | sort)
-plan $(($(printf '%s\n' $examples | wc -l) + 10))
+plan $(($(printf '%s\n' $examples | wc -l) + 11))
 
 unlisted=
 for e in $examples; do
@@ -118,6 +120,7 @@ jq -n --rawfile a "$top/share/corpus/softmax.py" --rawfile b "$top/share/corpus/
 mkdir cmd
 ln -s "$top/examples/loop.sh" cmd/geak-loop
 ln -s "$top/examples/parallel.sh" cmd/geak-parallel
+ln -s "$top/bin/geak-slurm.sh" cmd/geak-slurm
 PATH=$scratch/cmd:$PATH
 
 # The model: a loopback server, found through GEAK_BASE_URL, and at the
@@ -157,6 +160,9 @@ check_same "--original-hip with GitHub's master archive: difficulties 1 and 2" "
 check_match "why tasks failed, one line per reason" '^[0-9]+ [a-z]+: ' "$(cat geak-select.1-3.out)"
 check_same "fast_p at 0, 1, 1.5, 2 and 3" "0 1 1.5 2 3" \
 	"$(jq -r '.[0]' geak-select.1-4.out | tr '\n' ' ' | sed 's/ $//')"
+check_same "the dry run: a 4-element array, then the merge, both with the sbatch option" \
+	"#SBATCH --array=0-3 2" \
+	"$(grep '^#SBATCH --array' geak-slurm.1-3.out) $(grep -c "^# .*sbatch .*'--account=kernels'" geak-slurm.1-3.out)"
 
 # The README's way from GEAK-eval's repository to task records.
 mkdir readme && cd readme

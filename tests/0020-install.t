@@ -2,7 +2,7 @@
 # make install: tools, data, man pages where PREFIX and DESTDIR say, and
 # an installed tool finds its data without help.
 . "$(dirname "$0")/lib.sh"
-plan 12
+plan 15
 stage=$scratch/stage
 # A private copy of the tree, so the build here does not disturb the
 # one the other tests use.
@@ -29,11 +29,15 @@ out=$(env -u GEAK_SHAREDIR GEAK_SHAREDIR="$stage/opt/geak/share/geak" \
 check_match "installed geak-retrieve finds the default corpus" '"oneshot":\{"id":"[^"]*softmax' "$out"
 
 # The loop drivers are commands too, and find their steps beside them.
-for d in geak-loop geak-parallel; do
+for d in geak-loop geak-parallel geak-slurm; do
 	check_match "$d is installed, and its --help names it" "^usage: $d " \
 		"$("$stage/opt/geak/bin/$d" --help 2>&1 | head -n 1)"
 done
 check "geak-iter.sh beside them" test -x "$stage/opt/geak/bin/geak-iter.sh"
+check "geak-slurm's man page installed" test -f "$stage/opt/geak/share/man/man1/geak-slurm.1"
+out=$("$stage/opt/geak/bin/geak-slurm" runs --dry-run -R 2 -o out t.jsonl 2>&1)
+check_match "installed geak-slurm submits itself, which finds geak-loop" \
+	"^exec '$stage/opt/geak/bin/geak-slurm' element" "$out"
 # The harness's Python is written down where an installed geak-eval looks.
 check_same "make install wrote down the harness's Python" "$GEAK_PYTHON" \
 	"$(cat "$stage/opt/geak/share/geak/harness-python" 2>/dev/null)"

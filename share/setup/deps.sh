@@ -13,7 +13,7 @@ req=$top/share/harness/requirements.txt
 pkgs="gcc:cc make:make pkg-config:pkg-config libjansson-dev:jansson
 libcurl4-openssl-dev:libcurl libarchive-dev:libarchive libcmocka-dev:cmocka
 jq:jq perl:prove mandoc:mandoc clang:clang python3-venv:python3-venv
-util-linux:flock"
+util-linux:flock slurmctld:slurmctld slurmd:slurmd slurm-client:sbatch munge:munged"
 
 missing=
 for p in $pkgs; do
@@ -37,7 +37,8 @@ if [ -n "$missing" ]; then
 		echo "deps: missing:$missing" >&2
 		echo "deps: as root on Debian or Ubuntu: apt-get install$missing" >&2
 		echo "deps: elsewhere install jansson, libcurl, libarchive and cmocka" \
-			"development files, jq, perl (prove), mandoc, clang and flock" >&2
+			"development files, jq, perl (prove), mandoc, clang, flock, and for" \
+			"the cluster tests Slurm (slurmctld, slurmd, its client) and munge" >&2
 		exit 1
 	fi
 fi

@@ -120,6 +120,45 @@ test_line_limit(void **state)
 	free(data);
 }
 
+/* Shards 0..2 of 3 read every line that is not blank once, an over-long
+ * or bad one included, and keep the file's line numbers. */
+static void
+test_shards(void **state)
+{
+	char path[64];
+	size_t big = 2u << 20;
+	char *data = malloc(big + 128);
+	const char *head = "{\"n\":0}\n\n{\"n\":1}\n  \nnot json\n";
+	long want_line[] = { 1, 3, 5, 6, 7 }; /* record i is on this line */
+	int seen[5] = { 0 };
+
+	(void)state;
+	strcpy(data, head);
+	memset(data + strlen(head), 'x', big);
+	strcpy(data + strlen(head) + big, "\n{\"n\":4}\n");
+	for (long k = 0; k < 3; k++) {
+		struct geak_input *in = reader_on(data, strlen(data), path);
+		json_t *rec;
+		int r;
+		long i = k;
+		geak_input_set_max(in, 1u << 20);
+		geak_input_set_shard(in, k, 3);
+		while ((r = geak_input_next(in, &rec)) != GEAK_READ_EOF) {
+			assert_true(i < 5);
+			assert_int_equal(geak_input_lineno(in), want_line[i]);
+			assert_int_equal(r, i == 2 || i == 3 ? GEAK_READ_BAD : GEAK_READ_OK);
+			seen[i]++;
+			json_decref(rec);
+			i += 3;
+		}
+		geak_input_close(in);
+		unlink(path);
+	}
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(seen[i], 1);
+	free(data);
+}
+
 static void
 test_fields(void **state)
 {
@@ -218,6 +257,7 @@ main(void)
 		cmocka_unit_test(test_lines_and_numbers),
 		cmocka_unit_test(test_bad_lines_keep_raw),
 		cmocka_unit_test(test_line_limit),
+		cmocka_unit_test(test_shards),
 		cmocka_unit_test(test_fields),
 		cmocka_unit_test(test_writer_one_line),
 		cmocka_unit_test(test_compact_reals),
