@@ -48,28 +48,6 @@ skip_ws(const char *p)
 	return p;
 }
 
-/* q at an opening quote: the byte after the literal (or the end). */
-static const char *
-skip_string(const char *q)
-{
-	char quote = *q;
-	int triple = q[1] == quote && q[2] == quote;
-
-	q += triple ? 3 : 1;
-	while (*q) {
-		if (*q == '\\' && q[1]) {
-			q += 2;
-			continue;
-		}
-		if (*q == quote && (!triple || (q[1] == quote && q[2] == quote)))
-			return q + (triple ? 3 : 1);
-		if (!triple && *q == '\n')
-			return q;
-		q++;
-	}
-	return q;
-}
-
 static const char *
 skip_ws_inline(const char *p)
 {
@@ -120,7 +98,7 @@ split_lines(const char *src, struct lines *ls)
 				at_start = 1;
 			}
 		} else if (*p == '\'' || *p == '"') {
-			e = skip_string(p);
+			e = geak_py_skip_string(p);
 			geak_buf_append(&b, p, (size_t)(e - p));
 			p = e;
 		} else if (*p == ';' && depth == 0) {
@@ -451,7 +429,7 @@ skip_group(const char *p)
 
 	for (; *p; p++) {
 		if (*p == '\'' || *p == '"') {
-			p = skip_string(p) - 1;
+			p = geak_py_skip_string(p) - 1;
 			continue;
 		}
 		if (strchr("([{", *p))
@@ -486,7 +464,7 @@ split_items(const char *text)
 			continue;
 		}
 		if (*p == '\'' || *p == '"') {
-			p = skip_string(p);
+			p = geak_py_skip_string(p);
 			continue;
 		}
 		if (*p == ',' || !*p) {
@@ -1051,7 +1029,7 @@ read_description(struct problem *pb)
 	if (!find_body(&pb->ls, "class Model", &from, &to) || from == to)
 		return;
 	const char *t = pb->ls.v[from].text;
-	if ((*t == '"' || *t == '\'') && skip_string(t) == t + strlen(t) && (d = folded(t))) {
+	if ((*t == '"' || *t == '\'') && geak_py_skip_string(t) == t + strlen(t) && (d = folded(t))) {
 		/* the sentences before the argument list */
 		static const char *const cuts[] = {" Args:", " Parameters:", " Returns:", NULL};
 		for (int i = 0; cuts[i]; i++) {
@@ -1142,7 +1120,7 @@ read_operators(struct problem *pb)
 		const char *p = pb->ls.v[i].text;
 		while (*p) {
 			if (*p == '\'' || *p == '"') {
-				p = skip_string(p);
+				p = geak_py_skip_string(p);
 				continue;
 			}
 			if (!is_ident_start((unsigned char)*p)) {

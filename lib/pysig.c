@@ -50,11 +50,11 @@ is_string_prefix(const char *s, size_t n)
 	return 0;
 }
 
-/* q points at an opening quote; return the first byte after the literal.
+/* See pysig.h.  The first byte after the literal at q.
  * An unterminated one-line literal ends at the newline, as Python's
  * tokenizer would give up there. */
-static const char *
-skip_string(const char *q)
+const char *
+geak_py_skip_string(const char *q)
 {
 	char quote = *q;
 	int triple = q[1] == quote && q[2] == quote;
@@ -90,12 +90,12 @@ string_end(const char *p)
 	const char *e;
 
 	if (*p == '\'' || *p == '"')
-		return skip_string(p);
+		return geak_py_skip_string(p);
 	if (!is_ident_start((unsigned char)*p))
 		return NULL;
 	e = skip_ident(p);
 	if ((*e == '\'' || *e == '"') && is_string_prefix(p, (size_t)(e - p)))
-		return skip_string(e);
+		return geak_py_skip_string(e);
 	return NULL;
 }
 

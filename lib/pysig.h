@@ -16,4 +16,10 @@
  * string literals and comments never counts as a statement. */
 json_t *geak_pysig_list(const char *src);
 
+/* q at the opening quote of a string literal (one-line or triple-quoted,
+ * with backslash escapes): the byte after its end.  An unterminated
+ * one-line literal ends at the newline, an unterminated triple-quoted one
+ * at the end of the text. */
+const char *geak_py_skip_string(const char *q);
+
 #endif
