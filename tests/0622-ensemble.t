@@ -41,7 +41,7 @@ jq -c 'select(.run == 0 and .sample == 1) | .iter = 0 |
 	.eval = {code_sha: .code_sha, call: true, exec: true, speedup: 1.5, flags: [],
 	shapes: [{shape: [8], ms: 0.2, ms_ref: 0.3}]}' gen.jsonl > ev.jsonl
 : > llm.log
-geak-reflect --model m-a,m-b ev.jsonl | geak-opt --model m-a,m-b > opt.jsonl 2> opt.err
+geak-reflect --model m-a,m-b ev.jsonl 2> reflect.err | geak-opt --model m-a,m-b > opt.jsonl 2> opt.err
 check_same "reflect | opt: exit 0" 0 $?
 check_same "both asked the lineage's model" '"m-b" "m-b"' "$(jq -c .model llm.log | tr '\n' ' ' | sed 's/ $//')"
 check_same "the new code names its model, as the record does" '["# faster, by m-b\n","m-b","optimize"]' \
