@@ -96,24 +96,7 @@ geak-eval --cpu cand.jsonl > evaluated.jsonl 2>/dev/null
 mkdir -p out/run-0 && cp evaluated.jsonl out/run-0/evaluated-0.jsonl
 printf 'import torch\n\ndef add(x, y):\n    return x + y\n' > ref.py
 printf "import torch\n\ndef inputs():\n    return [(torch.randn(300, device='cuda'), torch.randn(300, device='cuda'))]\n" > test.py
-cat > mine.py <<'EOF'
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
-
-
-def add(x, y):
-    out = torch.empty_like(x)
-    add_kernel[(triton.cdiv(x.numel(), 128),)](x, y, out, x.numel(), BLOCK=128)
-    return out
-EOF
+add_kernel_file mine.py
 (cd "$top/share/corpus" && tar czf "$scratch/triton-kernels.tar.gz" softmax.py relu.py layer_norm.py)
 jq -n --rawfile a "$top/share/corpus/softmax.py" --rawfile b "$top/share/corpus/relu.py" \
 	'[{code: $a, description_1: "row-wise softmax"}, {code: $b, description_1: "relu"}]' > train_crawl.json

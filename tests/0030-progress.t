@@ -68,24 +68,7 @@ check_same "... gone when the tool ends, and stderr as into a file" "0 2" \
 	"$(ls st | wc -l | tr -d ' ') $(grep -c . sgen.err)"
 
 # geak-eval: what it counts.
-cat > mine.py <<'EOF'
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
-
-
-def add(x, y):
-    out = torch.empty_like(x)
-    add_kernel[(triton.cdiv(x.numel(), 128),)](x, y, out, x.numel(), BLOCK=128)
-    return out
-EOF
+add_kernel_file mine.py
 task='{suite: "plain", name: "add", reference: "import torch\ndef add(x, y):\n    return x + y\n",
 	test: "import torch\ndef inputs():\n    return [(torch.randn(300, device=\"cuda\"), torch.randn(300, device=\"cuda\"))]\n"}'
 {

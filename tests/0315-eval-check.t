@@ -10,24 +10,7 @@ command -v jq >/dev/null || skip_all "no jq"
 plan 25
 
 cpu_torch=$("$GEAK_PYTHON" -c 'import torch; print(int(not torch.version.cuda and not torch.version.hip))')
-cat > mine.py <<'EOF'
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
-
-
-def add(x, y):
-    out = torch.empty_like(x)
-    add_kernel[(triton.cdiv(x.numel(), 128),)](x, y, out, x.numel(), BLOCK=128)
-    return out
-EOF
+add_kernel_file mine.py
 for i in 1 2 3; do
 	jq -nc --rawfile c mine.py --arg i "$i" '{id: ("plain/add" + $i), code: $c, task: {suite: "plain",
 		name: "add", reference: "import torch\ndef add(x, y):\n    return x + y\n",

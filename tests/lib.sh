@@ -100,3 +100,26 @@ have_python() {
 done_testing() {
 	exit $((tap_fail > 0))
 }
+
+# add_kernel_file FILE: an honest Triton candidate for a plain "add" task
+# (an add(x, y) of one masked elementwise kernel), written to FILE.
+add_kernel_file() {
+	cat > "$1" <<'EOF'
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+def add(x, y):
+    out = torch.empty_like(x)
+    add_kernel[(triton.cdiv(x.numel(), 128),)](x, y, out, x.numel(), BLOCK=128)
+    return out
+EOF
+}
