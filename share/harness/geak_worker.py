@@ -47,28 +47,63 @@ from geakh import calibrate, guard, judge, pyprof, run, sandbox, static  # noqa:
 JOB_SKIP = frozenset()
 # Tried in turn until the device shows: each drops the layer likeliest to
 # be the one in the way.
-SKIP_LADDER = (frozenset(), frozenset("L"), frozenset("LU"), frozenset("LUM"),
-               frozenset("LUMP"))
+# A PID namespace goes with the mount namespace: without a /proc of its
+# own, a job's /proc names other processes than its getpid(), and the GPU
+# runtime does not start.
+SKIP_LADDER = (frozenset(), frozenset("L"), frozenset("LU"), frozenset("LUMP"))
+
+
+def _device_seen():
+    info = {"name": None, "kind": "none"}
+    if not torch.cuda.is_available():
+        torch.cuda.init()  # raises with the runtime's reason
+    if torch.cuda.is_available() and torch.cuda.device_count() > 0:
+        p = torch.cuda.get_device_properties(0)
+        info = {"name": p.name, "kind": "hip" if torch.version.hip else "cuda",
+                "memory": p.total_memory, "sms": p.multi_processor_count,
+                "l2": getattr(p, "L2_cache_size", 0),
+                "count": torch.cuda.device_count()}
+    return info
 
 
 def _probe_device(d, skip, pidns):
-    info = {"name": None, "kind": "none"}
+    """The device as a job's forked run sees it (runs are the job's
+    children, as calibrate.py and run.py fork them)."""
     try:
         layers = sandbox.enter(d, [], [], skip, pidns)
-        if "L" not in skip and not guard.restrict_writes([d, "/dev"]):
+        if "L" not in skip and not guard.restrict_writes(_written(d, [], layers)):
             raise OSError("Landlock could not be applied")
-        if not torch.cuda.is_available():
-            torch.cuda.init()  # raises with the runtime's reason
-        if torch.cuda.is_available() and torch.cuda.device_count() > 0:
-            p = torch.cuda.get_device_properties(0)
-            info = {"name": p.name, "kind": "hip" if torch.version.hip else "cuda",
-                    "memory": p.total_memory, "sms": p.multi_processor_count,
-                    "l2": getattr(p, "L2_cache_size", 0),
-                    "count": torch.cuda.device_count()}
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(r)
+                try:
+                    out = _device_seen()
+                except Exception as exc:  # noqa: BLE001
+                    out = {"name": None, "kind": "none", "error": str(exc)[:500]}
+                os.write(w, json.dumps(out).encode())
+            finally:
+                os._exit(0)
+        os.close(w)
+        with os.fdopen(r, "rb") as fp:
+            data = fp.read()
+        os.waitpid(pid, 0)
+        info = json.loads(data) if data else {"name": None, "kind": "none",
+                                              "error": "the probe's run ended without a word"}
         info["layers"] = "".join(sorted(layers | ({"L"} if "L" not in skip else set())))
     except Exception as exc:  # noqa: BLE001
         info = {"name": None, "kind": "none", "error": str(exc)[:500]}
     return info
+
+
+def _written(d, rw, layers):
+    """What a job may write under Landlock: its directories, /dev (the GPU's
+    nodes are opened for writing), and /proc where it is the job's own
+    (see sandbox._writable_proc): the GPU runtime names every process's
+    threads there, and does not start where it cannot."""
+    own = ["/tmp", "/proc"] if "M" in layers and sandbox.VIEW else ["/proc"] if "M" in layers else []
+    return [d, "/dev"] + list(rw) + own
 
 
 def _probe(skip):
@@ -330,9 +365,7 @@ def child(req, status_w, go_r, out_w, err_w, pidns):
         os.environ["TRITON_HOME"] = d
         os.environ["CUDA_CACHE_PATH"] = os.path.join(d, "nv")
         os.environ["PYTHONHASHSEED"] = "0"
-        # /tmp is written too where it is the job's own.
-        own_tmp = ["/tmp"] if "M" in layers and sandbox.VIEW else []
-        if "L" not in JOB_SKIP and guard.restrict_writes([d, "/dev"] + rw + own_tmp):
+        if "L" not in JOB_SKIP and guard.restrict_writes(_written(d, rw, layers)):
             layers.add("L")
         # The layers in force, then a full stop: after it only progress
         # ("c") and readiness ("r") count.

@@ -181,7 +181,8 @@ class _PathBeneath(ctypes.Structure):
 
 
 def restrict_writes(dirs):
-    """Allow writes only beneath dirs, for this process and its children.
+    """Allow writes only beneath dirs and this process's /proc entries, for
+    this process and its children.
     Returns True when the kernel applied the rule set."""
     nums = _SYS.get(os.uname().machine)
     if not nums:
@@ -202,7 +203,9 @@ def restrict_writes(dirs):
     if rs < 0:
         return False
     try:
-        for d in dirs:
+        # The process's own /proc entries stay writable: the GPU runtime
+        # names its threads there and does not start where it cannot.
+        for d in list(dirs) + ["/proc/self"]:
             try:
                 fd = os.open(d, os.O_PATH | os.O_CLOEXEC)
             except OSError:

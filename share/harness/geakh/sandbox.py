@@ -9,7 +9,8 @@ The job then calls enter(), which applies, each where the kernel allows
 it:
 
   G  a cgroup of its own (memory.max, pids.max; killed whole at its end)
-  M  a mount namespace of its own: a fresh /proc, a private /tmp and
+  M  a mount namespace of its own: a fresh /proc (written only where
+     it concerns the job's own processes), a private /tmp and
      /dev/shm, and, of geak-eval's directories, only its own job
      directory and compile cache (written) and what it reads (the
      judge's profile and run); every other mount read-only, and outside
@@ -38,7 +39,7 @@ MS_NOATIME, MS_NODIRATIME, MS_RELATIME, MS_STRICTATIME = 1024, 2048, 1 << 21, 1 
 ST_FLAGS = ((os.ST_RDONLY, MS_RDONLY), (os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV),
             (os.ST_NOEXEC, MS_NOEXEC), (os.ST_NOATIME, MS_NOATIME),
             (os.ST_NODIRATIME, MS_NODIRATIME), (os.ST_RELATIME, MS_RELATIME))
-PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 24, 38
+PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 4, 24, 38
 
 _libc = ctypes.CDLL(None, use_errno=True)
 CONF = json.loads(os.environ.pop("GEAK_SANDBOX", "") or "{}")
@@ -267,7 +268,34 @@ def _mounts(keep, pidns):
     _read_only_all()
     for path in written + ["/dev/shm"] + [c[0] for c in covers if c[2]]:
         _remount(path, MS_NOSUID | MS_NODEV, write=True)
+    _writable_proc()
     return True
+
+
+# What of /proc reaches beyond the job's own processes: kept read-only, or
+# hidden, while the rest is written.
+_PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
+_PROC_HIDDEN = ("kcore", "keys", "timer_list", "sched_debug")
+
+
+def _writable_proc():
+    """/proc written again, but for what reaches beyond the job: the GPU
+    runtime names its threads through /proc/self/task/*/comm and does not
+    start where it cannot.  Where a part cannot be shut, /proc stays
+    read-only."""
+    try:
+        for name in _PROC_READ_ONLY:
+            path = "/proc/" + name
+            if os.path.exists(path):
+                _mount(path, path, None, MS_BIND | MS_REC)
+                _remount(path, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        for name in _PROC_HIDDEN:
+            path = "/proc/" + name
+            if os.path.isfile(path):
+                _mount("/dev/null", path, None, MS_BIND)
+    except OSError:
+        return
+    _remount("/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, write=True)
 
 
 # ---- the uid ------------------------------------------------------------------
@@ -317,6 +345,9 @@ def _drop_uid(uid, gid):
     os.setgroups([gid] + [g for g in _gpu_groups() if g != gid])
     os.setresgid(gid, gid, gid)
     os.setresuid(uid, uid, uid)
+    # The change of uid gave the process's /proc entries to root: they are
+    # its own again, so that its threads can name themselves.
+    _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     return os.getuid() == uid and os.geteuid() == uid
 
 
