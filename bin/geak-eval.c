@@ -93,6 +93,8 @@ task_spec(json_t *rec, const char *gpu, json_t *hello, char *msg, size_t msglen)
 	    "perf", field_or_null(rec, "task.perf"), "entry", field_or_null(rec, "task.entry"));
 	if (!spec)
 		geak_die(GEAK_EXIT_FATAL, "out of memory");
+	if (geak_eopt.perf_cases > 0)
+		json_object_set_new(spec, "perf_cases", json_integer(geak_eopt.perf_cases));
 	/* As GEAK-eval does: a ROCm candidate that autotunes is tested with
 	 * the variant that passes no launch meta-parameters (its reference
 	 * keeps the original test). */
@@ -575,7 +577,8 @@ usage(FILE *fp)
 {
 	fprintf(fp,
 	    "usage: %s [-j N] [-g LIST|auto | --cpu] [--cache DIR | --no-cache] [--timeout S]\n"
-	    "       [--compile-timeout S] [--seeds N] [--reps N] [--speedup-limit X] [--no-perf]\n"
+	    "       [--compile-timeout S] [--seeds N] [--reps N] [--perf-cases N]\n"
+	    "       [--speedup-limit X] [--no-perf]\n"
 	    "       [--profile] [--static strict|warn|off] [--python PATH] [--harness DIR] [--tmpdir DIR]\n"
 	    "       [--file-limit MIB] [--memory-limit MIB] [--proc-limit N] [--shard K/N] [--keep]\n"
 	    "       [-u] [-v] [file ...]\n"
@@ -592,6 +595,8 @@ usage(FILE *fp)
 	    "      --compile-timeout S seconds until the first call returns (default 300)\n"
 	    "      --seeds N           seeds per correctness check (default 3)\n"
 	    "      --reps N            timed calls per case and side (default 20)\n"
+	    "      --perf-cases N      of a task's performance cases, check and time N spread\n"
+	    "                          over them, 0: all (default 64)\n"
 	    "      --speedup-limit X   flag speedups above X (default 10)\n"
 	    "      --no-perf           correctness only: no performance cases, no speedup\n"
 	    "      --profile           break the largest timed case down by kernel (torch's\n"
@@ -638,7 +643,7 @@ parse_shard(const char *arg)
 	shard_n = n;
 }
 
-enum { O_CACHE = 256, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_LIMIT,
+enum { O_CACHE = 256, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_CASES, O_LIMIT,
 	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU, O_NOPERF, O_STATIC, O_FILES,
 	O_CHECK, O_MEMORY, O_PROCS, O_PROFILE, O_SHARD };
 
@@ -652,6 +657,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		{ "timeout", required_argument, NULL, O_TIMEOUT },
 		{ "compile-timeout", required_argument, NULL, O_COMPILE },
 		{ "seeds", required_argument, NULL, O_SEEDS }, { "reps", required_argument, NULL, O_REPS },
+		{ "perf-cases", required_argument, NULL, O_CASES },
 		{ "speedup-limit", required_argument, NULL, O_LIMIT },
 		{ "no-perf", no_argument, NULL, O_NOPERF }, { "unordered", no_argument, NULL, 'u' },
 		{ "profile", no_argument, NULL, O_PROFILE },
@@ -680,6 +686,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		case O_COMPILE: geak_eopt.compile_s = geak_parse_double(optarg, "--compile-timeout", 1, 86400); break;
 		case O_SEEDS: geak_eopt.seeds = geak_parse_long(optarg, "--seeds", 1, 100); break;
 		case O_REPS: geak_eopt.reps = geak_parse_long(optarg, "--reps", 3, 100000); break;
+		case O_CASES: geak_eopt.perf_cases = geak_parse_long(optarg, "--perf-cases", 0, 1000000); break;
 		case O_NOPERF: geak_eopt.no_perf = 1; break;
 		case O_PROFILE: geak_eopt.profile = 1; break;
 		case 'u': geak_eopt.unordered = 1; break;
@@ -804,7 +811,7 @@ main(int argc, char **argv)
 	prctl(PR_SET_DUMPABLE, 0);
 	geak_setprog(argv[0]);
 	geak_eopt = (struct geak_evalopts){
-		.timeout_s = 120, .compile_s = 300, .seeds = 3, .reps = 20, .file_limit_mib = 32768,
+		.timeout_s = 120, .compile_s = 300, .seeds = 3, .reps = 20, .perf_cases = 64, .file_limit_mib = 32768,
 		.memory_mib = -1, .proc_limit = 256, .speedup_limit = 10, .static_mode = "strict",
 		.started = geak_now(),
 	};

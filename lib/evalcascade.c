@@ -218,6 +218,8 @@ apply_timing(struct geak_eval *ev, struct geak_profile *p, json_t *timing)
 		above |= bw == GEAK_ROOF_ABOVE || fl == GEAK_ROOF_ABOVE;
 		unreliable |= bw == GEAK_ROOF_UNRELIABLE || fl == GEAK_ROOF_UNRELIABLE;
 	}
+	if (json_is_integer(json_object_get(timing, "cases_total")))
+		ev->cases_total = (long)json_integer_value(json_object_get(timing, "cases_total"));
 	ev->speedup = sum > 0 && sum_ref > 0 ? sum_ref / sum : 0;
 	if (ev->speedup > geak_eopt.speedup_limit)
 		geak_eval_flag(ev, GEAK_FLAG_EXCESSIVE_SPEEDUP);

@@ -21,6 +21,7 @@ struct geak_evalopts {
 	int profile;              /* --profile: a kernel breakdown of the largest case */
 	const char *static_mode;  /* strict, warn or off */
 	long seeds, reps;
+	long perf_cases;          /* a task's performance cases run, 0: all */
 	long file_limit_mib;
 	long memory_mib, proc_limit;  /* each job's; 0: none */
 	double speedup_limit;

@@ -274,6 +274,8 @@ geak_eval_json(const struct geak_eval *ev)
 	    "seconds", millis(ev->seconds), "phases", phases, "cached", ev->cached);
 	if (!o)
 		geak_die(GEAK_EXIT_FATAL, "json: out of memory");
+	if (ev->cases_total > (long)ev->ncases && ev->ncases > 0)
+		json_object_set_new(o, "shapes_total", json_integer(ev->cases_total));
 	if (ev->traceback)
 		json_object_set_new(o, "traceback", json_string(ev->traceback));
 	if (ev->peaks)

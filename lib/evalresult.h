@@ -41,6 +41,7 @@ struct geak_eval {
 	json_t *static_findings, *runs, *stdout_tail, *stderr_tail;
 	struct geak_case *cases;
 	size_t ncases;
+	long cases_total;            /* the task's performance cases; 0: unknown */
 	double speedup;              /* 0: none */
 	int netns, landlock_worker, landlock_job, sandbox_known;
 	json_t *sandbox_more;        /* further layers for eval.sandbox, or NULL */

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 43
+plan 45
 c=$top/tests/cheats
 # drive NAME REF CAND [PERF]: the whole path, its JSON on stdout.
 drive() {
@@ -180,6 +180,13 @@ if [ -r "$geak" ]; then
 		"$(verdicts "$out")"
 	check_same "ROCm: every test_performance case is calibrated and timed" "4 4" \
 		"$(printf '%s' "$out" | jq -r '"\(.profile.cases | length) \(.timing.cases | length)"')"
+	# --perf-cases 2 of 4: the first and the last, the same for the
+	# reference's calibration and the candidate's run and timing.
+	jq -c '.task.perf_cases = 2' add.jsonl > add-2.jsonl
+	out=$(GEAK_TEST_TIME=1 "$GEAK_PYTHON" "$top/tests/harness/perf_cpu.py" add-2.jsonl "$scratch/rocm-2" 2>>err.txt | tail -n 1)
+	check_same "ROCm: two cases of four, spread, calibrated, checked and timed" \
+		"true true null true null 2 2 4 true" \
+		"$(verdicts "$out") $(printf '%s' "$out" | jq -r '"\(.profile.cases | length) \(.timing.cases | length) \(.timing.cases_total) \([.profile.cases[].key] == [.timing.cases[].key])"')"
 	jq -c '.code |= sub("output = x \\+ y"; "output = x + no_such_name")' add.jsonl > bad.jsonl
 	out=$(GEAK_TEST_TIME=1 "$GEAK_PYTHON" "$top/tests/harness/perf_cpu.py" bad.jsonl "$scratch/rocm-bad" 2>>err.txt | tail -n 1)
 	check_same "ROCm: a broken candidate kernel fails (not the reference's again)" "false runtime" \
@@ -192,6 +199,10 @@ if [ -r "$geak" ]; then
 	check_same "TritonBench: the reference as candidate passes both cases, with the script's GB/s" \
 		"true true null true null 2 true" \
 		"$(verdicts "$out") $(printf '%s' "$out" | jq -r '"\(.timing.cases | length) \(.profile.cases | all(.counts.gbps > 0))"')"
+	jq -c '.task.perf_cases = 1' va.jsonl > va-1.jsonl
+	out=$(GEAK_TEST_TIME=1 "$GEAK_PYTHON" "$top/tests/harness/perf_cpu.py" va-1.jsonl "$scratch/va-1" 2>>err.txt | tail -n 1)
+	check_same "TritonBench: one case of two, the last, checked and timed" "true true null true null 1 1 2" \
+		"$(verdicts "$out") $(printf '%s' "$out" | jq -r '"\(.timing.cases | length) \(.timing.cases[0].key) \(.timing.cases_total)"')"
 	# call_op_ref is never used: a perf script whose call_op_ref does
 	# other work, or whose second call_op calls the reference's name,
 	# still times the candidate's own functions.
@@ -208,6 +219,6 @@ if [ -r "$geak" ]; then
 	check_same "TritonBench: a torch fallback behind the perf script's name is a cheat" "false cheat" \
 		"$(GEAK_TEST_TIME=1 "$GEAK_PYTHON" "$top/tests/harness/perf_cpu.py" va-torch.jsonl "$scratch/va-torch" 2>>err.txt | tail -n 1 | jq -r '"\(.run.exec) \(.run.reason)"')"
 else
-	for i in 1 2 3 4 5 6 7; do skip "no benchmark archive $geak"; done
+	for i in 1 2 3 4 5 6 7 8 9; do skip "no benchmark archive $geak"; done
 fi
 done_testing

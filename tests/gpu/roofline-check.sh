@@ -195,7 +195,9 @@ EOPY
 	while [ ! -s "$loop/llm.port" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
 	GEAK_BASE_URL=http://127.0.0.1:$(cat "$loop/llm.port")/v1 GEAK_MODEL=scripted GEAK_PROVIDER=openai \
 		sh "$top/examples/loop.sh" -v -n 3 -o "$loop/run" "$loop/tasks.jsonl" 2> "$loop/loop.err"
-	say "loop.sh: exit $?"
+	rc=$?
+	say "loop.sh: exit $rc"
+	[ $rc -eq 0 ] || tail -n 15 "$loop/loop.err" | tee -a "$out/summary.txt"
 	kill "$srv" 2>/dev/null
 	cp "$loop/run/report.html" "$loop/report.html" 2>/dev/null
 	jq -r '.body.messages[0].content | select(contains("correct implementations of this task found so far"))' "$loop/llm.log" \

@@ -49,7 +49,7 @@ def record_spec(path):
     with open(path) as fp:
         rec = json.loads(fp.readline())
     spec = {k: v for k, v in rec["task"].items() if k in ("suite", "name", "reference", "test", "perf",
-                                                         "entry", "tolerance")}
+                                                         "entry", "tolerance", "perf_cases")}
     spec["code"] = rec["code"]
     if rec["task"].get("test_autotune") and "@triton.autotune" in rec["code"]:
         spec["cand_test"] = rec["task"]["test_autotune"]

@@ -10,6 +10,8 @@ import os
 import re
 import sys
 
+import pytest
+
 from . import entry, launches, source
 
 DESELECT = "not test_performance and not test_save_performance_results and not test_save_results"
@@ -18,15 +20,37 @@ DESELECT = "not test_performance and not test_save_performance_results and not t
 _UNTUNED_ARG = re.compile(r"missing \d+ required (?:positional |keyword-only )?arguments?")
 
 
-class Plugin:
+class Spread:
+    """Runs at most cap of the session's test cases, spread over them as
+    tasks.spread says (all where cap is 0); total counts them."""
+
+    def __init__(self, cap=0):
+        self.cap, self.total = cap, None
+
+    # After -k has deselected what the session does not run.
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session, config, items):
+        from .tasks import spread
+        self.total = len(items)
+        keep = spread(len(items), self.cap)
+        if len(keep) < len(items):
+            kept = set(keep)
+            config.hook.pytest_deselected(items=[it for i, it in enumerate(items) if i not in kept])
+            items[:] = [items[i] for i in keep]
+
+
+class Plugin(Spread):
     """Keeps the test modules and the failures; wraps the entry points."""
 
-    def __init__(self, names):
+    def __init__(self, names, cap=0):
+        super().__init__(cap)
         self.names = names
         self.modules = []
         self.failures = []
 
+    @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items):
+        super().pytest_collection_modifyitems(session, config, items)
         for item in items:
             mod = getattr(item, "module", None)
             if mod is not None and mod not in self.modules:
@@ -86,12 +110,12 @@ def _names(program):
     return entry.entry_names(spec.get("reference") or spec["code"], spec.get("test"))
 
 
-def session(program, test, sub, select):
-    """One pytest session of the code with test: (the plugin, exit code)."""
-    import pytest
+def session(program, test, sub, select, cap=0):
+    """One pytest session of the code with test, at most cap of its cases
+    run: (the plugin, exit code)."""
     path = _file(program, test, sub)
     forget_modules(program.dir)
-    plugin = Plugin(_names(program))
+    plugin = Plugin(_names(program), cap)
     # pytest's own plugins only, less those that capture logging and
     # watch for unraisable exceptions (which collects garbage after each
     # test): the tests use none of them, and loading, rewriting and
@@ -152,7 +176,6 @@ def _reference_ops(program, visit):
     kept as its operation (its inputs with it) while a quarter of the
     device's memory holds them, for the candidate's cases to be timed
     against; a case past that is timed alone here (visit's alone_ref)."""
-    import pytest
     import torch
     from geak_eval.perf.ROCm import performance_utils_pytest as pu
     spec = program.spec
@@ -178,7 +201,8 @@ def _reference_ops(program, visit):
     pu.TIMER = keep
     try:
         pytest.main([path, "-q", "-p", "no:cacheprovider", "--noconftest", "-k", "test_performance",
-                     "--rootdir", where, "-o", "python_files=*.py", "--import-mode=importlib"])
+                     "--rootdir", where, "-o", "python_files=*.py", "--import-mode=importlib"],
+                    plugins=[Spread(program.cases_cap)])
     finally:
         pu.TIMER = None
         pu._RESULTS.clear()
@@ -203,9 +227,11 @@ def performance(program, visit, with_reference=False):
         return got if got is not None else (1.0, 1.0, 1.0)
     pu.TIMER = timer
     try:
-        plugin, code = session(program, _test(program), "perf", "test_performance")
+        plugin, code = session(program, _test(program), "perf", "test_performance",
+                               program.cases_cap)
     finally:
         pu.TIMER = None
+    program.cases_total = plugin.total
     counts = {}
     for op, rows in pu._RESULTS.items():
         for row in rows:

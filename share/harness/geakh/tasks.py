@@ -6,7 +6,8 @@ entry.py) and its own kernels watched (launches.py):
 
   run(seed)      one run of the task's test; returns its outputs
                  (result_gold, or the plain test's)
-  cases(visit)   every performance case: visit(key, make, call, meta) with
+  cases(visit)   every performance case (at most spec["perf_cases"] of
+                 them, see spread): visit(key, make, call, meta) with
                  make() a fresh copy of the case's inputs and call(x) the
                  operation on it; visit's return value goes back to a ROCm
                  file's benchmarker as its timing
@@ -51,6 +52,18 @@ def _run_in(mod, path, text):
 
 
 # ---- performance inputs -----------------------------------------------------
+
+def spread(n, k):
+    """The indices of the performance cases run of n: k of them evenly
+    spread over the suite's order, the first and the last among them, the
+    same for every code of the task (so that speedups compare); all of
+    them where k is 0 or at least n."""
+    if not k or n <= k:
+        return list(range(n))
+    if k == 1:
+        return [n - 1]
+    return sorted({round(j * (n - 1) / (k - 1)) for j in range(k)})
+
 
 def guarded(t, poison):
     """A copy of t followed in memory by a guard zone (zeros, or the
@@ -115,6 +128,8 @@ class Program:
         self.again = None   # tbg: the test's result_gold call, compiled
         self.perf_mod = None
         self.perf_cases = None  # a perf script's made inputs, kept for the timing
+        self.cases_total = None  # how many performance cases the task has
+        self.cases_cap = int(spec.get("perf_cases") or 0)  # run at most this many
         self.notes = set()
         sys.path.insert(0, workdir)
 
@@ -225,6 +240,7 @@ class Program:
             ref_model = self._model(self.problem.Model, seed)
             ref = on_reference_cache(lambda a: ref_model(*a))
         inp = tuple(self._inputs(seed))
+        self.cases_total = 1
         visit(0, lambda poison=False: clone(inp, poison), lambda a: model(*a), None, inp, inp, ref=ref)
 
     def _run_rocm(self, seed):
@@ -279,7 +295,8 @@ class Program:
         ref = on_reference_cache(self._reference_perf().call_op) if with_reference else None
         meta = Meta(getattr(pm, "get_gbps", None), getattr(pm, "get_tflops", None))
         host = pm.input_tensors
-        for i in range(len(host)):
+        self.cases_total = len(host)
+        for i in spread(len(host), self.cases_cap):
             inp = pm.to_cuda(host[i])  # from the host, one case on the device at a time
             visit(i, lambda poison=False, inp=inp: clone(inp, poison), pm.call_op, meta, host[i], inp,
                   ref=ref)
@@ -315,7 +332,9 @@ class Program:
         guard.reseed(self.spec.get("seeds", [42])[0])
         cases = [tuple(c) if isinstance(c, (list, tuple)) else (c,) for c in perf.perf_inputs()]
         meta = Meta(getattr(perf, "gbps", None), getattr(perf, "tflops", None))
-        for i, inp in enumerate(cases):
+        self.cases_total = len(cases)
+        for i in spread(len(cases), self.cases_cap):
+            inp = cases[i]
             visit(i, lambda poison=False, inp=inp: clone(inp, poison), lambda a: fn(*a), meta, inp, inp,
                   ref=ref)
 

@@ -162,6 +162,7 @@ def run(job, plan):
         job.program.cases(visit, with_reference=bool(plan.get("reference", True)))
     except Exception as exc:  # noqa: BLE001
         result["error"] = error_info(exc, job.own_files())
+    result["cases_total"] = job.program.cases_total
     result["probe_after"] = timer.probe()
     result["untouched"] = timer.untouched()
     result["seconds"] = round(time.monotonic() - t0, 3)
