@@ -44,6 +44,7 @@ static const struct geak_field task_fields[] = {
 	{ "task.tolerance", GEAK_T_OBJECT, 0 },
 	{ "task.test_autotune", GEAK_T_STRING, 0 },
 	{ "task.timeout", GEAK_T_NUMBER, 0 },
+	{ "task.memory_mib", GEAK_T_INT, 0 },
 	{ "task.tolerance.rtol", GEAK_T_NUMBER, 0 },
 	{ "task.tolerance.atol", GEAK_T_NUMBER, 0 },
 	{ NULL, 0, 0 },
@@ -245,6 +246,8 @@ process(void *arg, json_t *rec, const char *where)
 	s->where = where;
 	s->id = json_is_string(json_object_get(rec, "id")) ? json_string_value(json_object_get(rec, "id")) : "";
 	s->task_timeout_s = json_number_value(geak_get(rec, "task.timeout"));
+	s->task_memory_mib = json_is_integer(geak_get(rec, "task.memory_mib")) ?
+	    (long)json_integer_value(geak_get(rec, "task.memory_mib")) : 0;
 	if (!(hello = geak_slot_hello(s)) && up_or_abort(s) < 0)
 		return GEAK_ABORT;
 	hello = geak_slot_hello(s);

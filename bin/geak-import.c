@@ -113,6 +113,10 @@ static const char *const license_kb = "MIT";
  * than their inputs: a 64-fold smaller input. */
 #define KB_CPU_HEAVY_SHIFT 6
 #define KB_LEVEL3_TIMEOUT 600.0
+/* Copies of a problem's inputs a job holds at once on the host (its
+ * draws, the reference's and the candidate's outputs, a seed's saved
+ * ones), for task.memory_mib. */
+#define KB_MEMORY_COPIES 4
 
 static void
 usage(FILE *fp)
@@ -876,8 +880,16 @@ fill_kb(json_t *task, const struct task *t, const struct ctx *c)
 	    !strstr(ref, "def get_init_inputs"))
 		return "not a KernelBench problem: no class Model, get_inputs or get_init_inputs";
 	prob = geak_kbprob_read(ref);
-	if (json_is_integer(json_object_get(prob, "input_elements")))
+	if (json_is_integer(json_object_get(prob, "input_elements"))) {
+		json_int_t n = json_integer_value(json_object_get(prob, "input_elements"));
 		json_object_set(task, "input_elements", json_object_get(prob, "input_elements"));
+		/* The inputs are made on the host, and a job keeps a few
+		 * copies of them and of the outputs (4-byte elements) beside
+		 * the interpreter's own 2 GiB. */
+		if (n > 0 && n < ((json_int_t)1 << 40))
+			json_object_set_new(task, "memory_mib",
+			    json_integer(2048 + (KB_MEMORY_COPIES * 4 * n >> 20)));
+	}
 	json_object_set_new(task, "cpu_ok", json_boolean(kb_cpu_ok(prob, level, c->o->cpu_elements)));
 	/* What ModelNew must keep: Model's constructor and forward. */
 	sigs = json_array();

@@ -18,6 +18,7 @@
 #include "pyenv.h"
 #include "record.h"
 #include "runner.h"
+#include "sandbox.h"
 #include "secrets.h"
 #include "util.h"
 
@@ -289,6 +290,17 @@ geak_timeout_s(const struct geak_slot *s)
 	return s->task_timeout_s > geak_eopt.timeout_s ? s->task_timeout_s : geak_eopt.timeout_s;
 }
 
+/* Bytes of memory a job of the slot's task may use; 0: no limit. */
+static long long
+job_memory(const struct geak_slot *s)
+{
+	long mib = geak_eopt.memory_mib;
+
+	if (mib > 0 && s->task_memory_mib > mib)
+		mib = s->task_memory_mib;
+	return (long long)mib << 20;
+}
+
 static json_t *
 request(const struct geak_slot *s, const char *op, const char *dir, const char *nonce, json_t *extra)
 {
@@ -298,9 +310,25 @@ request(const struct geak_slot *s, const char *op, const char *dir, const char *
 
 	if (!req)
 		geak_die(GEAK_EXIT_FATAL, "json: out of memory");
+	if (job_memory(s) > 0)
+		json_object_set_new(req, GEAK_REQ_MEMORY, json_integer(job_memory(s)));
 	if (extra)
 		json_object_update(req, extra);
 	return req;
+}
+
+/* The job cgroup of the worker that runs the next job held to its task's
+ * memory. */
+static void
+limit_memory(struct geak_slot *s, int which)
+{
+	struct geak_worker *w = &s->w[which];
+	long long bytes = job_memory(s);
+
+	if (w->cg_job && w->job_memory_set != bytes) {
+		geak_cgroup_memory(w->cg_job, bytes);
+		w->job_memory_set = bytes;
+	}
 }
 
 /* The net under a worker that hangs itself: the worker enforces the job's
@@ -359,7 +387,10 @@ queue_enter(struct geak_slot *s, int mode, struct geak_gpumember *me)
 static json_t *
 call_worker(struct geak_slot *s, int which, json_t *req, char *err, size_t errlen)
 {
-	json_t *resp = geak_worker_call(&s->w[which], req, worker_wait_s(req), err, errlen);
+	json_t *resp;
+
+	limit_memory(s, which);
+	resp = geak_worker_call(&s->w[which], req, worker_wait_s(req), err, errlen);
 
 	if (!resp)
 		s->up[which] = 0;
@@ -449,6 +480,7 @@ geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char 
 	}
 	req = request(s, op, dir, nonce, extra);
 	json_object_set_new(req, GEAK_REQ_HANDSHAKE, json_true());
+	limit_memory(s, GEAK_W_RUN);
 	msg = geak_worker_send(&s->w[GEAK_W_RUN], req, err, errlen) < 0 ? NULL :
 	    geak_worker_read(&s->w[GEAK_W_RUN], worker_wait_s(req), err, errlen);
 	if (!msg)

@@ -57,6 +57,7 @@ struct geak_slot {
 	int oom_retries;          /* jobs run again on a drained GPU, this candidate */
 	const char *where, *id;   /* the candidate's input line and id, for -v */
 	double task_timeout_s;    /* the candidate's task's own --timeout (task.timeout), or 0 */
+	long task_memory_mib;     /* its own --memory-limit (task.memory_mib), or 0 */
 	/* A job that said it is ready and waits for go: */
 	struct geak_gpumember member;
 	int pending;

@@ -365,6 +365,7 @@ sandbox_up(struct geak_worker *w, const struct geak_worker_opts *o)
 	w->cg_worker = geak_cgroup_leaf(name, 0, 0);
 	snprintf(name, sizeof name, "j%d", w->id);
 	w->cg_job = geak_cgroup_leaf(name, o->job_memory, o->job_procs);
+	w->job_memory_set = o->job_memory;
 }
 
 static void

@@ -38,6 +38,7 @@ struct geak_worker {
 	struct geak_buf err_tail; /* the worker's own stderr, last bytes */
 	int id;            /* its sandbox number (uid, cgroups); -1: none */
 	char *cg_worker, *cg_job; /* its cgroups, or NULL */
+	long long job_memory_set; /* cg_job's memory.max as last set, bytes */
 	json_t *job_sandbox;      /* the layers the last job said it ran under */
 };
 

@@ -19,6 +19,7 @@
 #define GEAK_REQ_TIMEOUT   "timeout"          /* seconds after the first call returned */
 #define GEAK_REQ_COMPILE   "compile_timeout"  /* seconds until it did */
 #define GEAK_REQ_HANDSHAKE "handshake"        /* the job says ready, waits for go */
+#define GEAK_REQ_MEMORY    "memory"           /* bytes the job may use (its task's limit) */
 /* calibrate */
 #define GEAK_REQ_BUDGET    "run_budget"       /* seconds each of its runs may take */
 #define GEAK_REQ_PERF      "perf"             /* calibrate the performance cases too */

@@ -790,7 +790,7 @@ static const struct geak_field record_fields[] = {
 	{ "task.target_kernels", GEAK_T_ARRAY, 0 }, { "task.signatures", GEAK_T_ARRAY, 0 },
 	{ "task.cpu_ok", GEAK_T_BOOL, 0 }, { "task.tolerance", GEAK_T_OBJECT, 0 },
 	{ "task.level", GEAK_T_INT, 0 }, { "task.timeout", GEAK_T_NUMBER, 0 },
-	{ "task.input_elements", GEAK_T_INT, 0 },
+	{ "task.memory_mib", GEAK_T_INT, 0 }, { "task.input_elements", GEAK_T_INT, 0 },
 	{ "task.tolerance.rtol", GEAK_T_NUMBER, 0 }, { "task.tolerance.atol", GEAK_T_NUMBER, 0 },
 	{ "code", GEAK_T_STRING, 0 }, { "code_sha", GEAK_T_STRING, 0 },
 	{ "mode", GEAK_T_STRING, 0 }, { "thought", GEAK_T_STRING, 0 },

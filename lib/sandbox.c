@@ -560,7 +560,10 @@ set_limit(const char *dir, const char *file, long long v)
 {
 	char *path = geak_xasprintf("%s/%s", dir, file), num[32];
 
-	snprintf(num, sizeof num, "%lld", v);
+	if (v < 0)
+		snprintf(num, sizeof num, "max");
+	else
+		snprintf(num, sizeof num, "%lld", v);
 	if (geak_write_str(path, num) < 0 && errno != ENOENT)
 		geak_warn("%s:", path);
 	free(path);
@@ -597,6 +600,13 @@ geak_cgroup_leaf(const char *name, long long memory_max, long pids_max)
 	cg.leaves[cg.nleaves++] = geak_xstrdup(path);
 	pthread_mutex_unlock(&cg.mu);
 	return path;
+}
+
+void
+geak_cgroup_memory(const char *leaf, long long memory_max)
+{
+	if (leaf && cg.info.memory)
+		set_limit(leaf, "memory.max", memory_max > 0 ? memory_max : -1);
 }
 
 static void

@@ -66,6 +66,9 @@ const struct geak_cgroup_info *geak_cgroup(void);
 /* A leaf NAME under our subtree, emptied first if it exists; limits where
  * the controllers allow (0: none).  The path (caller frees), or NULL. */
 char *geak_cgroup_leaf(const char *name, long long memory_max, long pids_max);
+/* A job cgroup's memory.max, in bytes (0: no limit), where the memory
+ * controller is on. */
+void geak_cgroup_memory(const char *leaf, long long memory_max);
 /* Kill everything in the leaf, wait for it to empty, remove it. */
 void geak_cgroup_drop(const char *path);
 /* Every leaf and the subtree itself. */

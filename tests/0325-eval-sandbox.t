@@ -11,7 +11,7 @@
 command -v jq >/dev/null || skip_all "no jq"
 command -v base64 >/dev/null || skip_all "no base64"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 28
+plan 30
 
 sb=$top/tests/sandbox
 c=$top/tests/cheats
@@ -127,6 +127,15 @@ check_same "SIGTERM: its run directory is gone" "" "$(ls term)"
 check_same "SIGTERM: the job and its daemon are gone" 0 "$(ps -eo args | grep -c '^sleep 31338.5')"
 check_same "SIGTERM: its cgroups are gone" "" \
 	"$(ls -d /sys/fs/cgroup/geak-eval-$pid /sys/fs/cgroup/unified/geak-eval-$pid 2>/dev/null)"
+
+# A task's own memory limit (task.memory_mib) raises --memory-limit for
+# its jobs: the hog of 1536 MiB runs to its end under 3072.
+record memhog | sed 's/< 16:/< 6:/' | jq -c '.task.memory_mib = 3072' > big.jsonl
+check_match "the raised limit is what the hog is given" '"memory_mib":3072' "$(cat big.jsonl)"
+geak-eval -j 1 --cpu --static off --no-cache --tmpdir tmp --timeout 60 --memory-limit 1024 big.jsonl \
+	> big-out.jsonl 2> big-err.txt
+check_match "a task's memory_mib above --memory-limit: the hog gets all it asked for" \
+	'allocated 1536 MiB' "$(jq -r '.eval.stdout_tail // ""' big-out.jsonl)"
 
 kill "$victim"
 rm -f /tmp/geak-sbx-$tag /dev/shm/geak-sbx-$tag "$HOME/geak-sbx-$tag" /root/geak-sbx-$tag 2>/dev/null

@@ -7,7 +7,7 @@
 archive=$top/../shared/bench/kernelbench-data.tar.gz
 [ -r "$archive" ] || skip_all "no KernelBench archive at $archive"
 command -v jq >/dev/null || skip_all "no jq"
-plan 27
+plan 28
 
 geak-import --suite kernelbench "$archive" > kb.jsonl 2> kb.err
 check_same "imports without errors" 0 $?
@@ -55,6 +55,9 @@ check_same "level 3 gets a 600 s time limit, levels 1-2 none" "50 0" \
 	"$(jq -rs '[map(select(.task.timeout == 600)) | length, (map(select(.task.level < 3 and (.task | has("timeout")))) | length)] | join(" ")' kb.jsonl)"
 check_same "--level3-timeout raises it" "[1800]" \
 	"$(geak-import --level 3 --level3-timeout 1800 "$archive" 2>/dev/null | jq -sc 'map(.task.timeout) | unique')"
+check_same "every task with its input size read gets memory for four copies of its inputs" "0 67584" \
+	"$(jq -rs '[(map(select(.task.input_elements != null and .task.memory_mib != 2048 + ((16 * .task.input_elements) / 1048576 | floor))) | length),
+		(map(select(.task.name == "level1_45_Average_Pooling_2D")) | .[0].task.memory_mib)] | join(" ")' kb.jsonl)"
 check_same "--level3-timeout 0 leaves it out" "0" \
 	"$(geak-import --level 3 --level3-timeout 0 "$archive" 2>/dev/null | jq -s 'map(select(.task | has("timeout"))) | length')"
 # Every level-1 problem reads at least 2M input elements, and the

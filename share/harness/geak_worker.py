@@ -350,6 +350,8 @@ def child(req, status_w, go_r, out_w, err_w, pidns):
         ref_cache = _reference_cache(d)
         ro = [p for p in (req.get("profile"), req.get("cand")) if isinstance(p, str)]
         ro += [ref_cache] if ref_cache and ref_cache != code_cache and os.path.isdir(ref_cache) else []
+        if isinstance(req.get("memory"), int):  # the task's own limit
+            sandbox.CONF["memory"] = req["memory"]
         layers = sandbox.enter(d, rw, ro, JOB_SKIP, pidns)
         os.chdir(d)
         from geakh import errors
