@@ -44,9 +44,10 @@ class DeviceDraws(TorchFunctionMode):
     copied to the host, where a perf script keeps its inputs."""
     KEEP_BYTES = 4 << 30
 
-    def __init__(self, keep=True):
+    def __init__(self, keep=True, keep_bytes=None):
         super().__init__()
-        self.kept = 0 if keep else self.KEEP_BYTES + 1
+        self.limit = self.KEEP_BYTES if keep_bytes is None else keep_bytes
+        self.kept = 0 if keep else self.limit + 1
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -57,18 +58,19 @@ class DeviceDraws(TorchFunctionMode):
             return func(*args, **kwargs)
         drawn = func(*args, **{**kwargs, "device": "cuda"})
         size = drawn.numel() * drawn.element_size()
-        if self.kept + size > self.KEEP_BYTES:
+        if self.kept + size > self.limit:
             return drawn.to("cpu")
         self.kept += size
         return drawn
 
 
-def drawn_on_device(device, keep=True):
+def drawn_on_device(device, keep=True, keep_bytes=None):
     """A context in which host-side random draws are made on device (kept
-    there unless keep is False; nothing changes on the CPU)."""
+    there, up to keep_bytes if given, unless keep is False; nothing
+    changes on the CPU)."""
     if device == "cpu" or not torch.cuda.is_available():
         return contextlib.nullcontext()
-    return DeviceDraws(keep)
+    return DeviceDraws(keep, keep_bytes)
 
 
 # ---- allocator poisoning -----------------------------------------------

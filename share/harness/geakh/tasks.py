@@ -219,9 +219,13 @@ class Program:
         return cls(*init).to(self.device)
 
     def _inputs(self, seed):
+        """The problem's inputs on the device, their random values drawn
+        there: the largest problems draw billions of elements, for which
+        the host's generator takes seconds a seed."""
         guard.reseed(seed)
-        return [x.to(self.device) if isinstance(x, torch.Tensor) else x
-                for x in self.problem.get_inputs()]
+        with guard.drawn_on_device(self.device, keep_bytes=1 << 62):
+            made = self.problem.get_inputs()
+        return [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in made]
 
     def _run_kernelbench(self, seed):
         if self.mod is None:
