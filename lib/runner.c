@@ -147,6 +147,19 @@ isolate_net(void)
 	return geak_write_str("/proc/self/gid_map", map);
 }
 
+static void
+allow_beneath(int rs, const char *dir, unsigned long long access)
+{
+	struct landlock_path_beneath_attr pb = {0};
+
+	pb.allowed_access = access;
+	pb.parent_fd = open(dir, O_PATH | O_CLOEXEC);
+	if (pb.parent_fd < 0)
+		return;
+	syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
+	close(pb.parent_fd);
+}
+
 /* Landlock: every kind of write is handled, and allowed only beneath the
  * given directories.  Reads stay unrestricted (Python must import). */
 static int
@@ -176,15 +189,17 @@ isolate_writes(const char *const *dirs)
 	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
 	if (rs < 0)
 		return -1;
-	for (; dirs && *dirs; dirs++) {
-		struct landlock_path_beneath_attr pb = {0};
-		pb.allowed_access = attr.handled_access_fs;
-		pb.parent_fd = open(*dirs, O_PATH | O_CLOEXEC);
-		if (pb.parent_fd < 0)
-			continue;
-		syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
-		close(pb.parent_fd);
-	}
+	for (; dirs && *dirs; dirs++)
+		allow_beneath(rs, *dirs, attr.handled_access_fs);
+	/* The GPU runtime names its threads in /proc/self/task/ (every job's
+	 * own) and does not start where it cannot; not root, the files of
+	 * /proc that reach further are not the user's to write anyway. */
+	if (geteuid() != 0)
+		allow_beneath(rs, "/proc", attr.handled_access_fs & (LANDLOCK_ACCESS_FS_WRITE_FILE
+#ifdef LANDLOCK_ACCESS_FS_TRUNCATE
+		    | LANDLOCK_ACCESS_FS_TRUNCATE
+#endif
+		    ));
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
 	    syscall(SYS_landlock_restrict_self, rs, 0) < 0) {
 		close(rs);

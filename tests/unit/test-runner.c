@@ -235,7 +235,8 @@ test_exec_failure(void **state)
 }
 
 /* The write sandbox: writes inside the work directory succeed, writes
- * elsewhere fail.  Skipped where the kernel has no Landlock. */
+ * elsewhere fail; a process's own /proc entries are written where the
+ * user is not root.  Skipped where the kernel has no Landlock. */
 static void
 test_write_sandbox(void **state)
 {
@@ -243,7 +244,8 @@ test_write_sandbox(void **state)
 	char *dir = geak_mkworkdir(NULL, "geak-unit-");
 	char *outside = geak_mkworkdir(NULL, "geak-unit-out-");
 	char *script = geak_xasprintf("echo in > inside && echo yes; "
-	    "echo out > %s/escaped 2>/dev/null && echo escaped || echo blocked", outside);
+	    "echo out > %s/escaped 2>/dev/null && echo escaped || echo blocked; "
+	    "(echo geak-unit > /proc/self/comm) 2>/dev/null && echo named || echo unnamed", outside);
 	char *argv[] = { "/bin/sh", "-c", script, NULL };
 	const char *const dirs[] = { dir, "/dev", NULL };
 
@@ -260,7 +262,7 @@ test_write_sandbox(void **state)
 		geak_run_free(&r);
 		skip();
 	}
-	assert_string_equal(r.out, "yes\nblocked\n");
+	assert_string_equal(r.out, geteuid() == 0 ? "yes\nblocked\nunnamed\n" : "yes\nblocked\nnamed\n");
 	geak_run_free(&r);
 	geak_rmtree(dir);
 	geak_rmtree(outside);
