@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 45
+plan 46
 c=$top/tests/cheats
 # drive NAME REF CAND [PERF]: the whole path, its JSON on stdout.
 drive() {
@@ -26,6 +26,8 @@ out=$(drive honest "$c/add_reference.py" "$c/honest.py")
 check_same "an honest candidate passes its checks and its timed calls" "true true null true null" "$(verdicts "$out")"
 check_same "every case timed, with the candidate's launches counted" "2 true" \
 	"$(printf '%s' "$out" | jq -r '"\(.timing.cases | length) \(.timing.cases | all(.ms > 0 and .launches > 0))"')"
+check_same "the job's ready message says the layers it runs under" "true true" \
+	"$(printf '%s' "$out" | jq -r '"\(.ready.landlock) \(.ready.sandbox.pidns)"')"
 check_same "the timing carries the run's nonce and a probe of the device" "c0 true" \
 	"$(printf '%s' "$out" | jq -r '"\(.timing.nonce) \(.timing.probe_before | has("flush_ms"))"')"
 check_same "the calibration keeps each case's bytes from the perf script" "true" \

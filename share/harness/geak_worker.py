@@ -482,7 +482,8 @@ def kill_group(pid):
 
 def serve_one(req, sock, rfile, wfile):
     """Run one job in a child.  A timing job with "handshake" reports
-    {"ready": true} when it is set up and waits for {"go": true}; the
+    {"ready": true} (and its layers) when it is set up and waits for
+    {"go": true}; the
     wait does not count against its time."""
     status_r, status_w = os.pipe()
     go_r, go_w = os.pipe() if req.get("handshake") else (None, None)
@@ -574,7 +575,10 @@ def serve_one(req, sock, rfile, wfile):
                     elif b == ord("r") and go_w is not None and not ready_sent:
                         ready_sent = True
                         waiting_since = time.monotonic()
-                        wfile.write(b'{"ready": true}\n')
+                        # The layers in force already: geak-eval reports
+                        # them for the candidate's run from this message.
+                        wfile.write(json.dumps({"ready": True, "landlock": "L" in layers,
+                                                "sandbox": _layers_json(layers)}).encode() + b"\n")
                         wfile.flush()
                     elif b == ord("c") and phase == "compile":
                         phase = "run"

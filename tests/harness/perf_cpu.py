@@ -113,6 +113,7 @@ def main(args):
             "cand": cand_dir, "cand_nonce": "c0", "part": "run"})
     out["run"] = load(os.path.join(d, "judge"), "verdict.json")
     out["timed"] = out["timing"] = None
+    out["ready"] = first if first.get("ready") else None
     if first.get("ready"):
         go = bool(out["run"] and out["run"]["exec"])
         w.wfile.write((json.dumps({"go": go}) + "\n").encode())
