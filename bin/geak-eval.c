@@ -813,6 +813,8 @@ main(int argc, char **argv)
 	geak_secrets_take();
 	prctl(PR_SET_DUMPABLE, 0);
 	geak_setprog(argv[0]);
+	/* GPU discovery below starts the runtime's threads. */
+	geak_cleanup_block();
 	geak_eopt = (struct geak_evalopts){
 		.timeout_s = 120, .compile_s = 300, .seeds = 3, .reps = 20, .perf_cases = 64, .file_limit_mib = 32768,
 		.memory_mib = -1, .proc_limit = 256, .speedup_limit = 10, .static_mode = "strict",

@@ -727,18 +727,27 @@ cleanup_thread(void *arg)
 }
 
 void
-geak_cleanup_on_signals(const char *dir)
+geak_cleanup_block(void)
 {
-	pthread_t t;
 	int err;
 
 	sigemptyset(&cleanup_sigs);
 	sigaddset(&cleanup_sigs, SIGINT);
 	sigaddset(&cleanup_sigs, SIGTERM);
 	sigaddset(&cleanup_sigs, SIGHUP);
+	if ((err = pthread_sigmask(SIG_BLOCK, &cleanup_sigs, NULL)) != 0)
+		geak_die(GEAK_EXIT_FATAL, "cannot block signals: %s", strerror(err));
+}
+
+void
+geak_cleanup_on_signals(const char *dir)
+{
+	pthread_t t;
+	int err;
+
+	geak_cleanup_block();
 	cleanup_dir = dir ? geak_xstrdup(dir) : NULL;
-	if ((err = pthread_sigmask(SIG_BLOCK, &cleanup_sigs, NULL)) != 0 ||
-	    (err = pthread_create(&t, NULL, cleanup_thread, NULL)) != 0)
+	if ((err = pthread_create(&t, NULL, cleanup_thread, NULL)) != 0)
 		geak_die(GEAK_EXIT_FATAL, "cannot watch for signals: %s", strerror(err));
 	pthread_detach(t);
 	if (atexit(wait_for_cleanup) != 0)

@@ -79,7 +79,10 @@ void geak_cgroup_fini(void);
  * From now on SIGINT, SIGTERM and SIGHUP are taken by a thread of their
  * own: it kills every process the runner started (and so what they
  * started), removes the cgroups and dir (NULL: none), and ends the
- * process with the same signal.  Call before starting any other thread. */
+ * process with the same signal.  Call geak_cleanup_block first, before
+ * any thread is started (a GPU runtime's included): a thread that does
+ * not block them would take them, and the process would end at once. */
+void geak_cleanup_block(void);
 void geak_cleanup_on_signals(const char *dir);
 
 #endif

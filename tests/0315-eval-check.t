@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no Python with torch and triton ($GEAK_PYTHON)"
 command -v jq >/dev/null || skip_all "no jq"
-plan 25
+plan 27
 
 cpu_torch=$("$GEAK_PYTHON" -c 'import torch; print(int(not torch.version.cuda and not torch.version.hip))')
 add_kernel_file mine.py
@@ -43,6 +43,28 @@ else
 	skip "torch is not a CPU build, or no C compiler"
 	skip "torch is not a CPU build, or no C compiler"
 	skip "torch is not a CPU build, or no C compiler"
+fi
+
+# SIGTERM while it waits for input, after the GPU runtime started a thread
+# of its own: the clean-up still runs (the run directory goes).
+if [ -r fake/libcuda.so.1 ]; then
+	mkdir term
+	mkfifo fifo
+	LD_LIBRARY_PATH=$scratch/fake ROCM_PATH=/nonexistent FAKE_CUDA_THREAD=1 \
+		geak-eval --gpus 0 --no-cache --tmpdir term < fifo > /dev/null 2> term.err &
+	pid=$!
+	exec 3> fifo
+	n=0
+	while [ -z "$(ls term)" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+	check_same "a GPU runtime's thread: geak-eval made its run directory" 1 "$(ls term | grep -c .)"
+	sleep 0.5
+	kill -TERM $pid
+	wait $pid 2>/dev/null
+	check_same "... and on SIGTERM ends by it, its run directory gone" "143 " "$? $(ls term)"
+	exec 3>&-
+else
+	skip "no stand-in libcuda"
+	skip "no stand-in libcuda"
 fi
 
 if [ "$cpu_torch" = 1 ]; then

@@ -1,15 +1,31 @@
 /* fake-cuda.c: a stand-in libcuda.so.1 with two H100-like devices, built
  * by tests/0201-gpu.t so GPU discovery can be tested on any machine.
- * FAKE_CUDA_INIT sets cuInit's result (100: no device, 999: failure). */
+ * FAKE_CUDA_INIT sets cuInit's result (100: no device, 999: failure);
+ * FAKE_CUDA_THREAD set, cuInit starts a thread of the runtime's own, as
+ * the real one does, with the signal mask it finds. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+static void *
+runtime_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
 
 int
 cuInit(unsigned flags)
 {
 	const char *rc = getenv("FAKE_CUDA_INIT");
+	pthread_t t;
 
 	(void)flags;
+	if (getenv("FAKE_CUDA_THREAD") && pthread_create(&t, NULL, runtime_thread, NULL) == 0)
+		pthread_detach(t);
 	return rc ? atoi(rc) : 0;
 }
 
