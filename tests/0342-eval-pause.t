@@ -22,7 +22,8 @@ check_same "paused 8 s of a 6 s limit, it still ends normally" "exit 0 True" \
 check_same "with its result" "n0nce True" "$(printf '%s' "$out" | field '(nonce, runs_ok)' | tr -d "(),'")"
 
 out=$("$GEAK_PYTHON" "$top/tests/harness/handshake_worker.py" "$scratch/hs" 12 go 2>>err.txt | tail -n 1)
-check_same "a timing job says it is ready, set up" "{'ready': True}" "$(printf '%s' "$out" | field 'first')"
+check_same "a timing job says it is ready, set up, and its layers" "True True True" \
+	"$(printf '%s' "$out" | field "(first['ready'], 'landlock' in first, 'pidns' in first['sandbox'])" | tr -d "(),")"
 check_same "and times nothing before it is told to go" False "$(printf '%s' "$out" | field 'timed_before_go')"
 check_same "told to go after 12 s (its limit is 10), it times every case" "exit 0 n0nce None 2" \
 	"$(printf '%s' "$out" | field '(status, code, nonce, error, shapes)' | tr -d "(),'")"
