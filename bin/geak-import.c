@@ -883,9 +883,9 @@ fill_kb(json_t *task, const struct task *t, const struct ctx *c)
 	if (json_is_integer(json_object_get(prob, "input_elements"))) {
 		json_int_t n = json_integer_value(json_object_get(prob, "input_elements"));
 		json_object_set(task, "input_elements", json_object_get(prob, "input_elements"));
-		/* The inputs are made on the host, and a job keeps a few
-		 * copies of them and of the outputs (4-byte elements) beside
-		 * the interpreter's own 2 GiB. */
+		/* What is not a random draw is made on the host, and a job
+		 * keeps a few copies of its inputs and outputs (4-byte
+		 * elements) beside the interpreter's own 2 GiB. */
 		if (n > 0 && n < ((json_int_t)1 << 40))
 			json_object_set_new(task, "memory_mib",
 			    json_integer(2048 + (KB_MEMORY_COPIES * 4 * n >> 20)));

@@ -307,11 +307,12 @@ request(const struct geak_slot *s, const char *op, const char *dir, const char *
 	json_t *req = json_pack("{s:s, s:s, s:s, s:f, s:f}", GEAK_REQ_OP, op, GEAK_REQ_DIR, dir,
 	    GEAK_REQ_NONCE, nonce, GEAK_REQ_TIMEOUT, geak_timeout_s(s),
 	    GEAK_REQ_COMPILE, geak_eopt.compile_s);
+	long long memory = job_memory(s);
 
 	if (!req)
 		geak_die(GEAK_EXIT_FATAL, "json: out of memory");
-	if (job_memory(s) > 0)
-		json_object_set_new(req, GEAK_REQ_MEMORY, json_integer(job_memory(s)));
+	if (memory > 0)
+		json_object_set_new(req, GEAK_REQ_MEMORY, json_integer(memory));
 	if (extra)
 		json_object_update(req, extra);
 	return req;

@@ -102,7 +102,9 @@ def _written(d, rw, layers):
     nodes are opened for writing), and /proc where it is the job's own
     (see sandbox._writable_proc): the GPU runtime names every process's
     threads there, and does not start where it cannot."""
-    own = ["/tmp", "/proc"] if "M" in layers and sandbox.VIEW else ["/proc"] if "M" in layers else []
+    own = []
+    if "M" in layers:
+        own = ["/proc"] + (["/tmp"] if sandbox.VIEW else [])
     return [d, "/dev"] + list(rw) + own
 
 

@@ -18,6 +18,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SEPARATOR = "#" * 146
 
 
+def spread(n, k):
+    """The indices of the performance cases run of n: k of them evenly
+    spread over the suite's order, the first and the last among them, the
+    same for every code of the task (so that speedups compare); all of
+    them where k is 0 or at least n."""
+    if not k or n <= k:
+        return list(range(n))
+    if k == 1:
+        return [n - 1]
+    return sorted({round(j * (n - 1) / (k - 1)) for j in range(k)})
+
+
 def harness_version():
     """A digest of every harness source file: any change to the harness
     changes the version, and with it every cache key."""

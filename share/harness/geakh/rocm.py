@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from . import entry, launches, source
+from . import entry, launches, source, spread
 
 DESELECT = "not test_performance and not test_save_performance_results and not test_save_results"
 
@@ -22,7 +22,7 @@ _UNTUNED_ARG = re.compile(r"missing \d+ required (?:positional |keyword-only )?a
 
 class Spread:
     """Runs at most cap of the session's test cases, spread over them as
-    tasks.spread says (all where cap is 0); total counts them."""
+    geakh.spread says (all where cap is 0); total counts them."""
 
     def __init__(self, cap=0):
         self.cap, self.total = cap, None
@@ -30,7 +30,6 @@ class Spread:
     # After -k has deselected what the session does not run.
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items):
-        from .tasks import spread
         self.total = len(items)
         keep = spread(len(items), self.cap)
         if len(keep) < len(items):

@@ -27,7 +27,7 @@ import sys
 
 import torch
 
-from . import entry, guard, launches
+from . import entry, guard, launches, spread
 from .source import gold_call, load_module, on_reference_cache, strip_tests, test_imports, unshadow
 
 COUNTER = launches.COUNTER
@@ -52,17 +52,6 @@ def _run_in(mod, path, text):
 
 
 # ---- performance inputs -----------------------------------------------------
-
-def spread(n, k):
-    """The indices of the performance cases run of n: k of them evenly
-    spread over the suite's order, the first and the last among them, the
-    same for every code of the task (so that speedups compare); all of
-    them where k is 0 or at least n."""
-    if not k or n <= k:
-        return list(range(n))
-    if k == 1:
-        return [n - 1]
-    return sorted({round(j * (n - 1) / (k - 1)) for j in range(k)})
 
 
 def guarded(t, poison):
