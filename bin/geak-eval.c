@@ -859,12 +859,14 @@ main(int argc, char **argv)
 	} else {
 		status = geak_pool_run(&pool);
 	}
+	geak_cleanup_begin();
 	for (long i = 0; i < geak_eopt.jobs; i++)
 		geak_slot_fini(&slots[i]);
 	geak_profiles_free();
 	geak_cgroup_fini();
 	if (!geak_eopt.keep)
 		geak_rmtree(geak_eopt.scratch);
+	geak_cleanup_end();
 	free(slots), free(slotp), free(queues);
 	free(geak_eopt.scratch), free(geak_eopt.lockdir), free(geak_eopt.triton_cache);
 	geak_pyenv_free(&pyenv);

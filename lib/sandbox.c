@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -696,34 +697,60 @@ geak_cgroup_fini(void)
 
 static sigset_t cleanup_sigs;
 static char *cleanup_dir;
-static volatile sig_atomic_t cleaning;
+/* Who tears the run down: the signal's thread or the ending main path,
+ * never both at once (the cgroups and the dir are freed once). */
+enum { TEARDOWN_NONE, TEARDOWN_MAIN, TEARDOWN_SIGNAL };
+static _Atomic int teardown_owner = TEARDOWN_NONE;
+static _Atomic int teardown_done;
 
 /* The workers killed, the rest of the process may reach exit() before
  * the clean-up is done: it waits, so that the run ends by the signal. */
 static void
 wait_for_cleanup(void)
 {
-	while (cleaning)
+	while (atomic_load(&teardown_owner) == TEARDOWN_SIGNAL)
 		pause();
 }
 
 static void *
 cleanup_thread(void *arg)
 {
-	int sig;
+	int sig, none = TEARDOWN_NONE;
 
 	(void)arg;
 	if (sigwait(&cleanup_sigs, &sig) != 0)
 		return NULL;
-	cleaning = 1;
-	geak_proc_kill_all();
-	geak_cgroup_fini();
-	if (cleanup_dir)
-		geak_rmtree(cleanup_dir);
+	if (atomic_compare_exchange_strong(&teardown_owner, &none, TEARDOWN_SIGNAL)) {
+		geak_proc_kill_all();
+		geak_cgroup_fini();
+		if (cleanup_dir)
+			geak_rmtree(cleanup_dir);
+	} else {
+		/* The main path is removing what the run made: let it end. */
+		while (!atomic_load(&teardown_done))
+			sleep_ms(10);
+	}
 	signal(sig, SIG_DFL);
 	pthread_sigmask(SIG_UNBLOCK, &cleanup_sigs, NULL);
 	raise(sig);
 	_exit(128 + sig);
+}
+
+void
+geak_cleanup_begin(void)
+{
+	int none = TEARDOWN_NONE;
+
+	if (atomic_compare_exchange_strong(&teardown_owner, &none, TEARDOWN_MAIN))
+		return;
+	for (;;)
+		pause();
+}
+
+void
+geak_cleanup_end(void)
+{
+	atomic_store(&teardown_done, 1);
 }
 
 void

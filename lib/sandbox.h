@@ -84,5 +84,10 @@ void geak_cgroup_fini(void);
  * not block them would take them, and the process would end at once. */
 void geak_cleanup_block(void);
 void geak_cleanup_on_signals(const char *dir);
+/* The main path's own teardown, between these two: a signal taken
+ * before it is left to finish (geak_cleanup_begin does not return), one
+ * taken during it waits for geak_cleanup_end, then ends the process. */
+void geak_cleanup_begin(void);
+void geak_cleanup_end(void);
 
 #endif
