@@ -134,7 +134,7 @@ eval_key(json_t *spec, const char *sha, char key[65])
 	if (geak_eopt.no_perf)
 		json_object_set_new(k, "no_perf", json_true());
 	if (geak_eopt.profile)
-		json_object_set_new(k, "profile", json_true());
+		json_object_set_new(k, "profile", geak_eopt.ncu ? json_string(geak_eopt.ncu) : json_true());
 	if (strcmp(geak_eopt.static_mode, "strict"))
 		json_object_set_new(k, "static", json_string(geak_eopt.static_mode));
 	geak_cache_key(k, key);
@@ -582,7 +582,8 @@ usage(FILE *fp)
 	    "usage: %s [-j N] [-g LIST|auto | --cpu] [--cache DIR | --no-cache] [--timeout S]\n"
 	    "       [--compile-timeout S] [--seeds N] [--reps N] [--perf-cases N]\n"
 	    "       [--speedup-limit X] [--no-perf]\n"
-	    "       [--profile] [--static strict|warn|off] [--python PATH] [--harness DIR] [--tmpdir DIR]\n"
+	    "       [--profile] [--ncu PATH|off] [--static strict|warn|off] [--python PATH]\n"
+	    "       [--harness DIR] [--tmpdir DIR]\n"
 	    "       [--file-limit MIB] [--memory-limit MIB] [--proc-limit N] [--shard K/N] [--keep]\n"
 	    "       [-u] [-v] [file ...]\n"
 	    "       %s --check [-g LIST | --cpu] [--python PATH]\n"
@@ -603,7 +604,10 @@ usage(FILE *fp)
 	    "      --speedup-limit X   flag speedups above X (default 10)\n"
 	    "      --no-perf           correctness only: no performance cases, no speedup\n"
 	    "      --profile           break the largest timed case down by kernel (torch's\n"
-	    "                          profiler, after it is timed)\n"
+	    "                          profiler, after it is timed), with hardware counters\n"
+	    "                          where ncu is found\n"
+	    "      --ncu PATH|off      the ncu that reads them (default: ncu in PATH, else\n"
+	    "                          /usr/local/cuda/bin/ncu); off: none\n"
 	    "      --static MODE       strict (reject cheats, default), warn or off\n"
 	    "      --python PATH       the harness's Python (default $GEAK_PYTHON, the build\n"
 	    "                          tree's .venv, the one make install found, python3)\n"
@@ -648,7 +652,7 @@ parse_shard(const char *arg)
 
 enum { O_CACHE = 256, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_CASES, O_LIMIT,
 	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU, O_NOPERF, O_STATIC, O_FILES,
-	O_CHECK, O_MEMORY, O_PROCS, O_PROFILE, O_SHARD };
+	O_CHECK, O_MEMORY, O_PROCS, O_PROFILE, O_NCU, O_SHARD };
 
 static void
 parse_args(int argc, char **argv, const char **harness_dir)
@@ -663,7 +667,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		{ "perf-cases", required_argument, NULL, O_CASES },
 		{ "speedup-limit", required_argument, NULL, O_LIMIT },
 		{ "no-perf", no_argument, NULL, O_NOPERF }, { "unordered", no_argument, NULL, 'u' },
-		{ "profile", no_argument, NULL, O_PROFILE },
+		{ "profile", no_argument, NULL, O_PROFILE }, { "ncu", required_argument, NULL, O_NCU },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "static", required_argument, NULL, O_STATIC },
 		{ "python", required_argument, NULL, O_PYTHON }, { "harness", required_argument, NULL, O_HARNESS },
@@ -692,6 +696,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		case O_CASES: geak_eopt.perf_cases = geak_parse_long(optarg, "--perf-cases", 0, 1000000); break;
 		case O_NOPERF: geak_eopt.no_perf = 1; break;
 		case O_PROFILE: geak_eopt.profile = 1; break;
+		case O_NCU: geak_eopt.ncu_arg = optarg; break;
 		case 'u': geak_eopt.unordered = 1; break;
 		case 'v': geak_eopt.verbose = 1; break;
 		case O_STATIC:
@@ -742,6 +747,37 @@ absolute(const char *path)
 	if (!abs)
 		geak_die(GEAK_EXIT_FATAL, "%s:", path);
 	return abs;
+}
+
+/* --profile on a GPU: the profiler of hardware counters, or why none. */
+static void
+find_ncu(void)
+{
+	const char *arg = geak_eopt.ncu_arg;
+	char *found;
+
+	if (arg && !strcmp(arg, "off")) {
+		geak_eopt.counters_why = geak_xstrdup("no hardware counters: --ncu off");
+		return;
+	}
+	if (geak_eopt.vendor && !strcmp(geak_eopt.vendor, "amd")) {
+		geak_eopt.counters_why = geak_xstrdup("no hardware counters: reading AMD's "
+		    "(rocprofv3) is not built");
+		return;
+	}
+	found = geak_which(arg ? arg : "ncu");
+	if (!found && !arg && access("/usr/local/cuda/bin/ncu", X_OK) == 0)
+		found = geak_xstrdup("/usr/local/cuda/bin/ncu");
+	if (!found) {
+		if (arg)
+			geak_die(GEAK_EXIT_USAGE, "--ncu: %s is not an executable", arg);
+		geak_eopt.counters_why = geak_xstrdup("no hardware counters: no ncu in PATH or "
+		    "/usr/local/cuda/bin (--ncu PATH)");
+		return;
+	}
+	/* The jobs run it from elsewhere, and see its files through a view. */
+	geak_eopt.ncu = absolute(found);
+	free(found);
 }
 
 static void
@@ -796,6 +832,14 @@ setup(const char *harness_dir)
 	geak_eopt.cache_dir = abs;
 	geak_eopt.triton_cache = geak_xasprintf("%s/triton", geak_eopt.cache_dir);
 	geak_eopt.lockdir = geak_gpulock_dir();
+	if (geak_eopt.profile && geak_eopt.ngpus) {
+		find_ncu();
+	} else if (geak_eopt.ncu_arg && strcmp(geak_eopt.ncu_arg, "off")) {
+		char *found = geak_which(geak_eopt.ncu_arg);
+		if (!found)
+			geak_die(GEAK_EXIT_USAGE, "--ncu: %s is not an executable", geak_eopt.ncu_arg);
+		free(found);
+	}
 }
 
 int
@@ -869,6 +913,7 @@ main(int argc, char **argv)
 	geak_cleanup_end();
 	free(slots), free(slotp), free(queues);
 	free(geak_eopt.scratch), free(geak_eopt.lockdir), free(geak_eopt.triton_cache);
+	free(geak_eopt.ncu), free(geak_eopt.counters_why);
 	geak_pyenv_free(&pyenv);
 	return status;
 }

@@ -358,9 +358,13 @@ plan_timing(json_t *plan, struct geak_profile *p)
 
 	if (pins)
 		json_object_set_new(t, GEAK_PLAN_PINS, pins);
-	if (geak_eopt.profile && profile_case(geak_profile_json(p), skip))
-		json_object_set_new(t, GEAK_PLAN_KPROFILE, json_pack("{s:s}", "case",
-		    profile_case(geak_profile_json(p), skip)));
+	if (geak_eopt.profile && profile_case(geak_profile_json(p), skip)) {
+		json_t *kp = json_pack("{s:s}", "case", profile_case(geak_profile_json(p), skip));
+		json_object_set_new(kp, "counters", geak_eopt.ncu ? json_pack("{s:s}", "path", geak_eopt.ncu)
+		    : json_pack("{s:s}", "message", geak_eopt.counters_why ? geak_eopt.counters_why
+		    : "no hardware counters"));
+		json_object_set_new(t, GEAK_PLAN_KPROFILE, kp);
+	}
 	json_object_set_new(plan, GEAK_PLAN_TIMING, t);
 }
 

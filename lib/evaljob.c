@@ -218,7 +218,7 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 		.start_timeout_s = 300, .triton_cache = geak_eopt.triton_cache,
 		.cpu_threads = cpu_threads(), .file_limit = (long long)geak_eopt.file_limit_mib << 20,
 		.run_dir = geak_eopt.scratch, .job_memory = (long long)geak_eopt.memory_mib << 20,
-		.job_procs = geak_eopt.proc_limit,
+		.job_procs = geak_eopt.proc_limit, .profiler = geak_eopt.ncu,
 	};
 	/* Some GPU runtimes do not start under Landlock, in a private root
 	 * or inside a network namespace: then the workers start again with

@@ -241,6 +241,8 @@ probe_ro_paths(const struct geak_worker_opts *o, char **env)
 		for (char *p = r.out; p < r.out + r.out_len; p += strlen(p) + 1)
 			ro_add(p);
 		ro_add_dir_of(o->script);
+		if (o->profiler)
+			ro_add_dir_of(o->profiler);
 		/* The interpreter as named (a wrapper, a path through ".."),
 		 * so that exec finds it in the view. */
 		ro_add(o->python);

@@ -26,6 +26,7 @@ struct geak_worker_opts {
 	const char *run_dir;           /* the run's private directory; NULL: no private root */
 	long long job_memory;          /* bytes of memory a job may use; 0: no limit */
 	long job_procs;                /* processes and threads a job may have; 0: no limit */
+	const char *profiler;          /* a profiler the jobs run (its folder is shown), or NULL */
 };
 
 struct geak_worker {

@@ -27,6 +27,37 @@ put_dims(struct geak_buf *b, const char *what, json_t *dims)
 		geak_buf_printf(b, "%s%lld", i ? "x" : "", (long long)json_number_value(d));
 }
 
+/* What the hardware counters say of a kernel, the figures that are there. */
+static void
+put_counters(struct geak_buf *b, json_t *c)
+{
+	static const struct { const char *key, *fmt; } pct[] = {
+		{ "sm_pct", "SM %.0f%%" }, { "memory_pct", "memory %.0f%%" }, { "dram_pct", "DRAM %.0f%%" },
+		{ "l1_hit_pct", "L1 hit %.0f%%" }, { "l2_hit_pct", "L2 hit %.0f%%" },
+	};
+	int n = 0;
+
+	if (!json_is_object(c))
+		return;
+	geak_buf_printf(b, "; counters:");
+	for (size_t i = 0; i < sizeof pct / sizeof *pct; i++)
+		if (!isnan(num(c, pct[i].key))) {
+			geak_buf_printf(b, n++ ? ", " : " ");
+			geak_buf_printf(b, pct[i].fmt, num(c, pct[i].key));
+		}
+	if (!isnan(num(c, "dram_gbps")))
+		geak_buf_printf(b, "%s%.0f GB/s DRAM", n++ ? ", " : " ", num(c, "dram_gbps"));
+	if (!isnan(num(c, "occupancy_pct"))) {
+		geak_buf_printf(b, "%sachieved occupancy %.0f%%", n++ ? ", " : " ", num(c, "occupancy_pct"));
+		if (!isnan(num(c, "occupancy_theoretical_pct")))
+			geak_buf_printf(b, " of %.0f%%", num(c, "occupancy_theoretical_pct"));
+	}
+	if (!isnan(num(c, "waves_per_sm")))
+		geak_buf_printf(b, "%s%.2g waves a SM", n++ ? ", " : " ", num(c, "waves_per_sm"));
+	if (!n)
+		geak_buf_printf(b, " none read");
+}
+
 static void
 kernel_line(struct geak_buf *b, json_t *k)
 {
@@ -46,6 +77,24 @@ kernel_line(struct geak_buf *b, json_t *k)
 		geak_buf_printf(b, ", %g B shared memory", num(k, "shared_bytes"));
 	if (!isnan(num(k, "occupancy_pct")))
 		geak_buf_printf(b, ", occupancy about %.0f%%", num(k, "occupancy_pct"));
+	put_counters(b, json_object_get(k, "counters"));
+}
+
+/* Where the counters come from, or why there are none. */
+static void
+counters_line(struct geak_buf *b, json_t *c)
+{
+	if (!json_is_object(c))
+		return;
+	if (json_is_true(json_object_get(c, "available"))) {
+		const char *v = geak_get_str(c, "version");
+		geak_buf_printf(b, "\n* hardware counters: %s%s%s%s, %% of the device's peak",
+		    geak_get_str(c, "tool") ? geak_get_str(c, "tool") : "profiler", v ? " (" : "",
+		    v ? v : "", v ? ")" : "");
+		return;
+	}
+	geak_buf_printf(b, "\n* hardware counters: none (%s)", geak_get_str(c, "message") ?
+	    geak_get_str(c, "message") : "not read");
 }
 
 char *
@@ -83,5 +132,6 @@ geak_kprofile_text(json_t *profile, size_t max)
 		    rest == 1 ? "" : "s");
 	if (!n)
 		geak_buf_printf(&b, "\n* no kernel was seen on the device");
+	counters_line(&b, json_object_get(profile, "counters"));
 	return geak_buf_steal(&b);
 }

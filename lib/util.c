@@ -257,6 +257,27 @@ geak_buf_steal(struct geak_buf *b)
 }
 
 char *
+geak_which(const char *name)
+{
+	const char *path = getenv("PATH");
+	char *copy, *save = NULL, *found = NULL;
+
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0 ? geak_xstrdup(name) : NULL;
+	copy = geak_xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+		char *p = geak_xasprintf("%s/%s", *d ? d : ".", name);
+		struct stat st;
+		if (access(p, X_OK) == 0 && stat(p, &st) == 0 && S_ISREG(st.st_mode))
+			found = p;
+		else
+			free(p);
+	}
+	free(copy);
+	return found;
+}
+
+char *
 geak_read_file(const char *path, size_t *lenp)
 {
 	struct geak_buf b = {0};

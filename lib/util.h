@@ -63,6 +63,11 @@ void geak_buf_reset(struct geak_buf *b);
 void geak_buf_free(struct geak_buf *b);
 char *geak_buf_steal(struct geak_buf *b);
 
+/* The program name would run as: a name with a slash as it is, else the
+ * first executable of that name in PATH; NULL when there is none.
+ * Caller frees. */
+char *geak_which(const char *name);
+
 /* Read a whole file; NULL with errno set on failure.  *len may be NULL. */
 char *geak_read_file(const char *path, size_t *len);
 /* Write all of s to the existing file at path, in one write(2), with

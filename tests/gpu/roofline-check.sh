@@ -10,7 +10,11 @@
 #    bound); each case's class and fractions of the peaks are printed,
 #    the candidate's and the reference's, and checked against the class
 #    the kernel has by construction.
-# 2. The matmul again with --profile: its kernel breakdown, printed.
+# 2. The matmul and the memory-bound vector add again with --profile:
+#    their kernel breakdowns and, where ncu is found, their kernels'
+#    hardware counters (the matmul's SM throughput must exceed its DRAM
+#    throughput, the add's the other way round); then --ncu off, whose
+#    record must say why there are none.
 # 3. Where geak-gen, geak-reflect and geak-opt run (they need libcurl),
 #    the vector add through three iterations of examples/loop.sh with a
 #    scripted model (tests/helpers/llm_server.py on loopback): iteration
@@ -151,7 +155,7 @@ while read -r id want; do
 	fi
 done < "$out/expect.txt"
 
-# 2. The kernel profile.
+# 2. The kernel profile and the hardware counters.
 say "== kernel profile (geak-eval --profile, the matmul)"
 jq -c 'select(.id == "plain/matmul")' "$out/tasks.jsonl" > "$out/matmul.jsonl"
 geak-eval --profile --no-cache "$out/matmul.jsonl" > "$out/profiled.jsonl" 2> "$out/profile.err"
@@ -161,6 +165,36 @@ if jq -e '.eval.profile.available == true and (.eval.profile.kernels | length) >
 	say "ok: the matmul's kernels were profiled"
 else
 	say "NOT OK: no kernel profile (see above)"
+	fails=$((fails + 1))
+fi
+# counted FILE CLASS: the first counted kernel's figures, and whether
+# they lean the way the class says.
+counted() {
+	c=$(jq -c '.eval.profile.counters' "$1")
+	say "counters: $c"
+	if ! jq -e '.eval.profile.counters.available == true' "$1" >/dev/null; then
+		say "NOT OK: no hardware counters ($(jq -r '.eval.profile.counters.message' "$1"))"
+		fails=$((fails + 1))
+		return
+	fi
+	lean=$(jq -r '.eval.profile.counters.kernels[0] | if .sm_pct > .dram_pct then "compute" else "memory" end' "$1")
+	if [ "$lean" = "$2" ]; then
+		say "ok: the counters lean $lean-bound, as the kernel is"
+	else
+		say "NOT OK: the counters lean $lean-bound, the kernel is $2-bound"
+		fails=$((fails + 1))
+	fi
+}
+counted "$out/profiled.jsonl" compute
+jq -c 'select(.id == "plain/vector_add")' "$out/tasks.jsonl" > "$out/vadd.jsonl"
+geak-eval --profile --no-cache "$out/vadd.jsonl" > "$out/vadd-profiled.jsonl" 2> "$out/vadd-profile.err"
+say "geak-eval --profile (the vector add): exit $?"
+counted "$out/vadd-profiled.jsonl" memory
+geak-eval --profile --ncu off --no-cache "$out/vadd.jsonl" > "$out/vadd-off.jsonl" 2> "$out/vadd-off.err"
+if jq -e '.eval.profile.counters.message == "no hardware counters: --ncu off"' "$out/vadd-off.jsonl" >/dev/null; then
+	say "ok: --ncu off: the record says why there are no counters"
+else
+	say "NOT OK: --ncu off: $(jq -c .eval.profile.counters "$out/vadd-off.jsonl")"
 	fails=$((fails + 1))
 fi
 same=$(jq -s '(.[0].eval.speedup != null) and (.[1].eval.speedup != null)' "$out/evaluated.jsonl" "$out/profiled.jsonl")

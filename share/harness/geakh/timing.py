@@ -21,7 +21,8 @@ checked and not while timed fails there.  timing.json gets each case's
 medians, minimum and maximum, the autotuner choices and launches, a
 probe of the device before and after (bench.Bench.probe), and the names
 of timing functions found replaced.  A plan's kernel_profile names a
-case profiled once it is timed (kprofile).
+case profiled once it is timed (kprofile), and the profiler that reads
+its kernels' hardware counters then (counters).
 """
 import json
 import os
@@ -31,7 +32,7 @@ import time
 
 import torch
 
-from . import autotune, bench, entry, guard, kprofile, launches, values
+from . import autotune, bench, counters, entry, guard, kprofile, launches, values
 from .errors import error_info
 
 COUNTER = launches.COUNTER
@@ -150,11 +151,7 @@ def run(job, plan):
         case["choices"] = autotune.choices(ours)
         kept[k] = outs
         if k == profile_key:  # after its timing, never inside it
-            try:
-                result["kernel_profile"] = kprofile.run(job, k, sides.fresh, call, timer.sync)
-            except Exception as exc:  # noqa: BLE001 - the timing stands without it
-                result["kernel_profile"] = {"available": False, "case": k,
-                                            "message": f"the profiler failed: {type(exc).__name__}: {exc}"}
+            result["kernel_profile"] = _profiled(job, k, sides, call, timer, plan, case["choices"])
         guard.release_cached(job.device)
         return case["ms"], case["min_ms"], case["max_ms"]
 
@@ -171,6 +168,28 @@ def run(job, plan):
     with open(tmp, "w") as fp:
         json.dump(result, fp)
     os.replace(tmp, os.path.join(job.dir, "timing.json"))
+
+
+def _profiled(job, k, sides, call, timer, plan, choices):
+    """Case k's kernel profile, and the hardware counters where the plan
+    names the profiler that reads them."""
+    try:
+        prof = kprofile.run(job, k, sides.fresh, call, timer.sync)
+    except Exception as exc:  # noqa: BLE001 - the timing stands without it
+        prof = {"available": False, "case": k,
+                "message": f"the profiler failed: {type(exc).__name__}: {exc}"}
+    want = (plan.get("kernel_profile") or {}).get("counters")
+    if not isinstance(want, dict):
+        return prof
+    if not want.get("path"):
+        counted = {"available": False, "message": str(want.get("message") or "no profiler")}
+    else:
+        try:
+            counted = counters.run(job, k, want["path"], choices)
+        except Exception as exc:  # noqa: BLE001 - as above
+            counted = {"available": False, "tool": "ncu",
+                       "message": f"reading the counters failed: {type(exc).__name__}: {exc}"}
+    return counters.merge(prof, counted)
 
 
 def _kept(out, x, master, key):
