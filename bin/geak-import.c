@@ -328,9 +328,9 @@ add_thunlp_instructions(struct store *st, json_t *tbg_index, json_t *meta_index)
 	json_decref(alpac);
 }
 
-/* Parse "1,2,4-5" into sel[1..7]. */
+/* Parse a list like "1,2,4-5" of numbers from 1 to max into sel[1..max]. */
 static void
-parse_difficulty(const char *arg, struct opts *o)
+parse_ranges(const char *arg, const char *opt, long max, int *sel)
 {
 	char *copy = geak_xstrdup(arg), *save = NULL;
 
@@ -339,32 +339,11 @@ parse_difficulty(const char *arg, struct opts *o)
 		long lo, hi;
 		if (dash)
 			*dash = '\0';
-		lo = geak_parse_long(tok, "--difficulty", 1, 7);
-		hi = dash ? geak_parse_long(dash + 1, "--difficulty", lo, 7) : lo;
-		for (long d = lo; d <= hi; d++)
-			o->difficulty[d] = 1;
+		lo = geak_parse_long(tok, opt, 1, max);
+		hi = dash ? geak_parse_long(dash + 1, opt, lo, max) : lo;
+		for (long k = lo; k <= hi; k++)
+			sel[k] = 1;
 	}
-	o->any_difficulty = 0;
-	free(copy);
-}
-
-/* Parse "1,3" or "1-2" into level[1..3]. */
-static void
-parse_levels(const char *arg, struct opts *o)
-{
-	char *copy = geak_xstrdup(arg), *save = NULL;
-
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *dash = strchr(tok, '-');
-		long lo, hi;
-		if (dash)
-			*dash = '\0';
-		lo = geak_parse_long(tok, "--level", 1, 3);
-		hi = dash ? geak_parse_long(dash + 1, "--level", lo, 3) : lo;
-		for (long l = lo; l <= hi; l++)
-			o->level[l] = 1;
-	}
-	o->any_level = 0;
 	free(copy);
 }
 
@@ -983,8 +962,14 @@ parse_args(int argc, char **argv, struct opts *o)
 				exit(GEAK_EXIT_USAGE);
 			}
 			break;
-		case O_DIFF: parse_difficulty(optarg, o); break;
-		case O_LEVEL: parse_levels(optarg, o); break;
+		case O_DIFF:
+			parse_ranges(optarg, "--difficulty", 7, o->difficulty);
+			o->any_difficulty = 0;
+			break;
+		case O_LEVEL:
+			parse_ranges(optarg, "--level", 3, o->level);
+			o->any_level = 0;
+			break;
 		case O_CPU_ELEM: o->cpu_elements = geak_parse_long(optarg, "--cpu-elements", 0, 1L << 50); break;
 		case O_L3_TIMEOUT: o->kb_timeout = geak_parse_double(optarg, "--level3-timeout", 0, 86400); break;
 		case O_PROMPTS: o->prompts = optarg; break;
