@@ -1,10 +1,12 @@
 #!/bin/sh
-# How fast geak-eval judges candidates: a record file evaluated twice,
-# cold (a fresh cache: every reference calibrated, every kernel compiled)
-# and warm (the profiles and compiled kernels kept, the evaluation cache
-# missed on purpose by another --speedup-limit), each with the seconds
-# per candidate (median, p90, max), the candidates a minute, and the
-# median of each phase.  On a GPU machine:
+# How fast geak-eval judges candidates: a record file evaluated three
+# times, cold (a fresh cache: every reference calibrated, every kernel
+# compiled), warm (the profiles and compiled kernels kept, the evaluation
+# cache missed on purpose by another --speedup-limit) and fresh (the
+# profiles kept, each candidate's code made new by a comment, as a loop's
+# next candidates are: their kernels and launchers compiled again), each
+# with the seconds per candidate (median, p90, max), the candidates a
+# minute, and the median of each phase.  On a GPU machine:
 #
 #   tests/bench/eval-speed.sh [-j N] [-g GPUS] [-o DIR] RECORDS.jsonl
 #
@@ -27,10 +29,11 @@ mkdir -p "$out/cache" || exit 3
 PATH=$top/bin:$PATH
 case $gpus in cpu) dev=--cpu ;; *) dev="--gpus $gpus" ;; esac
 
-# pass NAME LIMIT: one evaluation of the records; prints its summary.
+# pass NAME LIMIT [RECORDS]: one evaluation of the records; prints its
+# summary.
 pass() {
 	t0=$(date +%s.%N)
-	geak-eval $dev -j "$jobs" -u -v --cache "$out/cache" --speedup-limit "$2" "$recs" \
+	geak-eval $dev -j "$jobs" -u -v --cache "$out/cache" --speedup-limit "$2" "${3:-$recs}" \
 		> "$out/$1.jsonl" 2> "$out/$1.trace"
 	rc=$?
 	t1=$(date +%s.%N)
@@ -53,3 +56,6 @@ pass() {
 }
 pass cold 10
 pass warm 10.5
+jq -c --arg n "$(date +%s%N)" 'if (.code | type) == "string" then .code += "\n# fresh \($n)\n" else . end' \
+	"$recs" > "$out/fresh-in.jsonl" || exit 3
+pass fresh 10 "$out/fresh-in.jsonl"

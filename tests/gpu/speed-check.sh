@@ -1,7 +1,8 @@
 #!/bin/sh
 # One short GPU session's worth of evaluator checks: the machine, the
 # cheat corpus (timed, --static off), and tests/bench/eval-speed.sh on a
-# record set (cold, then with the profiles and compiled kernels kept),
+# record set (cold; with the profiles and compiled kernels kept; fresh
+# code over kept profiles),
 # each step under its own time limit.  Records come from
 # tests/gpu/eval-data.sh (carry bin and the data directory):
 #
