@@ -35,21 +35,22 @@ TIMEOUT_S = 300
 KERNELS_MAX = 12
 NAME_MAX = 160
 
-# (section name as the report prints it, metric name) -> (key, kind)
+# The report's metric names -> (key, kind).  "Memory Throughput" is two
+# figures: SpeedOfLight's share of the peak (a %) and
+# MemoryWorkloadAnalysis's bandwidth (bytes a second); its unit tells
+# which (_figure).
 _FIGURES = {
-    ("GPU Speed Of Light Throughput", "Duration"): ("duration_us", "time"),
-    ("GPU Speed Of Light Throughput", "Compute (SM) Throughput"): ("sm_pct", "pct"),
-    ("GPU Speed Of Light Throughput", "Memory Throughput"): ("memory_pct", "pct"),
-    ("GPU Speed Of Light Throughput", "DRAM Throughput"): ("dram_pct", "pct"),
-    ("GPU Speed Of Light Throughput", "L1/TEX Cache Throughput"): ("l1_pct", "pct"),
-    ("GPU Speed Of Light Throughput", "L2 Cache Throughput"): ("l2_pct", "pct"),
-    ("Memory Workload Analysis", "Memory Throughput"): ("dram_gbps", "rate"),
-    ("Memory Workload Analysis", "L1/TEX Hit Rate"): ("l1_hit_pct", "pct"),
-    ("Memory Workload Analysis", "L2 Hit Rate"): ("l2_hit_pct", "pct"),
-    ("Occupancy", "Achieved Occupancy"): ("occupancy_pct", "pct"),
-    ("Occupancy", "Theoretical Occupancy"): ("occupancy_theoretical_pct", "pct"),
-    ("Launch Statistics", "Registers Per Thread"): ("registers", "count"),
-    ("Launch Statistics", "Waves Per SM"): ("waves_per_sm", "count"),
+    "Duration": ("duration_us", "time"),
+    "Compute (SM) Throughput": ("sm_pct", "pct"),
+    "DRAM Throughput": ("dram_pct", "pct"),
+    "L1/TEX Cache Throughput": ("l1_pct", "pct"),
+    "L2 Cache Throughput": ("l2_pct", "pct"),
+    "L1/TEX Hit Rate": ("l1_hit_pct", "pct"),
+    "L2 Hit Rate": ("l2_hit_pct", "pct"),
+    "Achieved Occupancy": ("occupancy_pct", "pct"),
+    "Theoretical Occupancy": ("occupancy_theoretical_pct", "pct"),
+    "Registers Per Thread": ("registers", "count"),
+    "Waves Per SM": ("waves_per_sm", "count"),
 }
 _TIME_US = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3,
             "s": 1e6, "second": 1e6}
@@ -76,6 +77,12 @@ def _scaled(value, unit, kind):
     return value
 
 
+def _figure(name, unit):
+    if name == "Memory Throughput":
+        return ("memory_pct", "pct") if (unit or "").strip() == "%" else ("dram_gbps", "rate")
+    return _FIGURES.get(name)
+
+
 def parse_csv(text):
     """The report's details page as CSV, one row a metric of a launch:
     {kernel name: {"launches": N, figures...}}, each figure the mean over
@@ -86,7 +93,7 @@ def parse_csv(text):
     sums, launches = {}, {}
     for row in csv.DictReader(io.StringIO(text[start:])):
         name = str(row.get("Kernel Name") or "?")[:NAME_MAX]
-        fig = _FIGURES.get((row.get("Section Name"), row.get("Metric Name")))
+        fig = _figure(row.get("Metric Name"), row.get("Metric Unit"))
         launches.setdefault(name, set()).add(row.get("ID"))
         value = _number(row.get("Metric Value"))
         if fig is None or value is None:
