@@ -139,7 +139,9 @@ m = re.match(r"\[(\d+) bytes cut\]", out("flood"))
 big = [p for p in glob.glob("tmp/*/jobs/*/std*.txt") if os.path.getsize(p) > 1 << 20]
 check(m and int(m.group(1)) > 314000000 and not big and out("flood").rstrip().endswith("flood done"),
       "a 300 MB print: cut to its tail, the cut counted")
-honest = [p for p in ("ancestors", "writes", "reads", "kill", "daemon", "forks", "flood", "honest")
+# Not the fork flood: its sleepers hold its own process limit, which the
+# GPU runtime's threads share, so its kernel may fail by its own doing.
+honest = [p for p in ("ancestors", "writes", "reads", "kill", "daemon", "flood", "honest")
           if ev(p).get("exec") is not True]
 check(not honest, f"the contained candidates pass on the GPU (not: {honest or 'none'})")
 sb = ev("honest").get("sandbox") or {}
