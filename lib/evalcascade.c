@@ -275,6 +275,9 @@ timing(struct geak_slot *s, struct geak_profile *p, const char *dir, const char 
 	if (!ev->exec)
 		return 0;
 	cand = geak_job_load(dir, GEAK_FILE_TIMING);
+	ev->phases[GEAK_PHASE_PERF_TUNING] = json_number_value(geak_get(cand, "spent.tuning"));
+	ev->phases[GEAK_PHASE_PERF_TIMED] = json_number_value(geak_get(cand, "spent.timed"));
+	ev->phases[GEAK_PHASE_PERF_PROFILE] = json_number_value(geak_get(cand, "spent.profile"));
 	apply_timing(ev, p, cand);
 	if (geak_eopt.profile)
 		take_kernel_profile(ev, cand);

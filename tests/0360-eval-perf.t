@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 46
+plan 47
 c=$top/tests/cheats
 # drive NAME REF CAND [PERF]: the whole path, its JSON on stdout.
 drive() {
@@ -117,8 +117,11 @@ check_same "the same code as candidate passes" "true true null true null" \
 sed -e 's/^@triton.jit/@triton.autotune(configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=2)], key=[])\n@triton.jit/' \
 	"$c/add_reference.py" > tuned.py
 check_same "the autotuned reference is what it says" 1 "$(grep -c 'key=\[\]' tuned.py)"
+out=$(drive tuned tuned.py tuned.py)
 check_same "the timing searches once per case" "true 1,1" \
-	"$(drive tuned tuned.py tuned.py | jq -r '"\(.timed.exec) \(.timing.cases | map(.searches) | join(","))"')"
+	"$(printf '%s' "$out" | jq -r '"\(.timed.exec) \(.timing.cases | map(.searches) | join(","))"')"
+check_same "the timing says what its searches and its timed calls took, and no profile" "true true 0" \
+	"$(printf '%s' "$out" | jq -r '.timing.spent | "\(.tuning > 0) \(.timed > 0) \(.profile)"')"
 
 # A reference whose output depends on its autotuner's choice: calibrated
 # under each configuration, a candidate that picks the other is not

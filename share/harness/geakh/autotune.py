@@ -14,7 +14,8 @@ here and nowhere else:
            chosen, searching only where none is given: the reference,
            timed beside a candidate, takes the choices of its first full
            search);
-  record   the choices made, as [kernel, key, configuration] text;
+  record   the choices made, as [kernel, key, configuration] text, and
+           the searches made and the seconds they took;
   forget   every choice dropped, so that the next launch searches again
            (the timing tunes each side on each case);
   benching whether a search is timing configurations right now (launches
@@ -24,6 +25,7 @@ It relies on Autotuner's configs, cache, keys, arg_names and base_fn and on
 its prune_configs and _bench methods, as Triton 3 defines them.
 """
 import contextlib
+import time
 import weakref
 
 QUICK_SEARCH_MS = (1, 5)  # warm-up and repetition of each configuration
@@ -34,6 +36,7 @@ class _State:
         self.policy = "full"
         self.tuners = weakref.WeakSet()
         self.searches = 0
+        self.search_s = 0.0  # seconds of the launches that searched
         self.benching = 0
         self.pins = {}  # (kernel, key text) -> configuration text
         self.pinned = None  # which tuners take the pins (None: every one)
@@ -76,11 +79,13 @@ def install():
         STATE.tuners.add(self)
         self._geak_key = _key(self, args, kwargs)
         before = len(self.cache)
+        t0 = time.monotonic()
         try:
             return run(self, *args, **kwargs)
         finally:
             if len(self.cache) > before:
                 STATE.searches += 1
+                STATE.search_s += time.monotonic() - t0
 
     def _prune(self, kwargs):
         policy = STATE.policy

@@ -19,8 +19,9 @@ the run's nonce, keeps its outputs too.  The judge compares the kept
 outputs with the reference's afterwards, so code that behaves while
 checked and not while timed fails there.  timing.json gets each case's
 medians, minimum and maximum, the autotuner choices and launches, a
-probe of the device before and after (bench.Bench.probe), and the names
-of timing functions found replaced.  A plan's kernel_profile names a
+probe of the device before and after (bench.Bench.probe), the names of
+timing functions found replaced, and the seconds spent in autotuner
+searches, in the timed series and in the profile.  A plan's kernel_profile names a
 case profiled once it is timed (kprofile), and the profiler that reads
 its kernels' hardware counters then (counters).
 """
@@ -100,8 +101,10 @@ def run(job, plan):
     # The interpreter cannot time configurations: it takes the first.
     autotune.set_policy("first" if job.device == "cpu" else ("pin",), plan.get("pins"), pinned=theirs)
     cases, kept, alone = [], {}, {}
-    result = {"nonce": job.nonce, "cases": cases, "reps": reps}
+    spent = {"tuning": 0.0, "timed": 0.0, "profile": 0.0}
+    result = {"nonce": job.nonce, "cases": cases, "reps": reps, "spent": spent}
     t0 = time.monotonic()
+    tuned0 = autotune.STATE.search_s
     result["probe_before"] = timer.probe()
 
     def visit(key, make, call, meta, host, master, ref=None, alone_ref=False):
@@ -113,7 +116,9 @@ def run(job, plan):
         if alone_ref:  # a reference's case that could not wait for the code's
             for _ in range(warmup):
                 sides.call(call)
+            t_series = time.monotonic()
             times = sides.series([call], reps)[0][0]
+            spent["timed"] += time.monotonic() - t_series
             alone[k] = dict(zip(("ms", "min_ms", "max_ms"), _stats(times)),
                             choices=autotune.choices(theirs))
             return alone[k]["ms"], alone[k]["min_ms"], alone[k]["max_ms"]
@@ -135,7 +140,9 @@ def run(job, plan):
             sides.call(ref)
         # One synchronised call a side, then the queued series.
         checked = [sides.call(fn)[0] for fn in fns]
+        t_series = time.monotonic()
         per, (x, out) = sides.series(fns, reps, rng.randrange(reps))
+        spent["timed"] += time.monotonic() - t_series
         outs.append(_kept(out, x, master, k))
         del x, out
         # The CPU mode has no device timeline to hide work from.
@@ -151,7 +158,9 @@ def run(job, plan):
         case["choices"] = autotune.choices(ours)
         kept[k] = outs
         if k == profile_key:  # after its timing, never inside it
+            t_prof = time.monotonic()
             result["kernel_profile"] = _profiled(job, k, sides, call, timer, plan, case["choices"])
+            spent["profile"] += time.monotonic() - t_prof
         guard.release_cached(job.device)
         return case["ms"], case["min_ms"], case["max_ms"]
 
@@ -163,6 +172,9 @@ def run(job, plan):
     result["probe_after"] = timer.probe()
     result["untouched"] = timer.untouched()
     result["seconds"] = round(time.monotonic() - t0, 3)
+    spent["tuning"] = autotune.STATE.search_s - tuned0
+    for k in spent:
+        spent[k] = round(spent[k], 3)
     torch.save(kept, os.path.join(job.dir, "timed.pt"))
     tmp = os.path.join(job.dir, "timing.json.tmp")
     with open(tmp, "w") as fp:
