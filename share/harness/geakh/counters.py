@@ -116,6 +116,13 @@ def _tail(text, n=600):
     return text[-n:]
 
 
+def _tail_of(path, n=600):
+    with open(path, "rb") as fp:
+        fp.seek(0, os.SEEK_END)
+        fp.seek(max(0, fp.tell() - 4 * n))
+        return _tail(fp.read().decode("utf-8", "replace"), n)
+
+
 def version(ncu):
     try:
         p = subprocess.run([ncu, "--version"], capture_output=True, text=True, timeout=60)
@@ -144,8 +151,12 @@ def run(job, key, ncu, choices):
         cmd += ["--section", s]
     cmd += [sys.executable, "-m", "geakh.counters", job_dir, str(key)]
     out = {"available": False, "tool": "ncu", "case": str(key)}
+    # The target's output too, however much it prints: into files.
+    log = os.path.join(d, "ncu.log")
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env, cwd=d)
+        with open(log, "wb") as fp:
+            p = subprocess.run(cmd, stdout=fp, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                               timeout=TIMEOUT_S, env=env, cwd=d)
     except subprocess.TimeoutExpired:
         out["message"] = f"ncu ran past {TIMEOUT_S} s"
         return out
@@ -157,7 +168,7 @@ def run(job, key, ncu, choices):
         out["message"] = "the profiled run failed: " + str(seen["error"])[:400]
         return out
     if p.returncode != 0 or not os.path.exists(report + ".ncu-rep"):
-        out["message"] = f"ncu failed (exit {p.returncode}): {_tail(p.stderr or p.stdout)}"
+        out["message"] = f"ncu failed (exit {p.returncode}): {_tail_of(log)}"
         return out
     try:
         q = subprocess.run([ncu, "--import", report + ".ncu-rep", "--csv", "--page", "details",
