@@ -352,7 +352,7 @@ profile_case(json_t *prof, json_t *skip)
 }
 
 static void
-plan_timing(json_t *plan, struct geak_profile *p)
+plan_timing(json_t *plan, struct geak_profile *p, const struct geak_slot *s)
 {
 	json_t *skip = geak_get(plan, "perf.skip");
 	json_t *t = json_pack("{s:I, s:O}", GEAK_PLAN_REPS, (json_int_t)geak_eopt.reps, GEAK_PLAN_SKIP,
@@ -363,7 +363,10 @@ plan_timing(json_t *plan, struct geak_profile *p)
 		json_object_set_new(t, GEAK_PLAN_PINS, pins);
 	if (geak_eopt.profile && profile_case(geak_profile_json(p), skip)) {
 		json_t *kp = json_pack("{s:s}", "case", profile_case(geak_profile_json(p), skip));
-		json_object_set_new(kp, "counters", geak_eopt.ncu ? json_pack("{s:s}", "path", geak_eopt.ncu)
+		/* Half the run's allowance: the timing gets all of it, and must
+		 * never run out of it for the profiler's sake. */
+		json_object_set_new(kp, "counters", geak_eopt.ncu ? json_pack("{s:s, s:f}", "path",
+		    geak_eopt.ncu, "timeout", geak_timeout_s(s) / 2)
 		    : json_pack("{s:s}", "message", geak_eopt.counters_why ? geak_eopt.counters_why
 		    : "no hardware counters"));
 		json_object_set_new(t, GEAK_PLAN_KPROFILE, kp);
@@ -423,7 +426,7 @@ geak_evaluate(struct geak_slot *s, json_t *rec, json_t *spec, struct geak_eval *
 	plan = geak_profile_plan(p);
 	timed = wants_timing(s, plan);
 	if (timed)
-		plan_timing(plan, p);
+		plan_timing(plan, p, s);
 	dir = geak_job_dir("cand-");
 	jobspec = geak_json_copy(spec);
 	json_object_set(jobspec, "code", json_object_get(rec, "code"));

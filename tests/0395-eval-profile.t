@@ -13,7 +13,7 @@
 . "$top/tests/06lib.sh"
 command -v jq >/dev/null 2>&1 || skip_all "jq is needed"
 have_python || skip_all "no Python with torch and triton ($GEAK_PYTHON)"
-plan 22
+plan 23
 
 kernel='import torch
 import triton
@@ -129,6 +129,12 @@ print(json.dumps(counters.run(Job, "9", ncu, []), sort_keys=True))
 os.environ["FAKE_NCU_FAIL"] = "ERR_NVGPUCTRPERM - no permission to read the counters"
 print(json.dumps(counters.run(Job, "1", ncu, []), sort_keys=True))
 del os.environ["FAKE_NCU_FAIL"]
+import time
+os.environ["FAKE_NCU_HANG"] = "31339.5"
+t0 = time.monotonic()
+hung = counters.run(Job, "1", ncu, [], timeout_s=2)
+print(json.dumps(dict(hung, took=round(time.monotonic() - t0)), sort_keys=True))
+del os.environ["FAKE_NCU_HANG"]
 prof = {"available": True, "case": "1", "tool": "torch.profiler", "calls": 3, "launches": 1,
         "device_us": 4.0, "kernels": [{"name": "double_kernel", "launches": 1, "us": 3.0, "share": 0.75},
                                       {"name": "other", "launches": 1, "us": 1.0, "share": 0.25}]}
@@ -149,12 +155,15 @@ check_same "counters: a case the target never reaches is said so" \
 check_match "counters: the profiler's own failure is quoted" \
 	'^false: ncu failed \(exit 1\): ==ERROR== ERR_NVGPUCTRPERM' \
 	"$(sed -n 4p ct.out | jq -r '"\(.available): \(.message)"')"
+check_same "counters: a profiler that runs past its time is stopped there, with all it started" \
+	'false: ncu ran past its 2 s (half of --timeout); took 2 s; left 0' \
+	"$(sed -n 5p ct.out | jq -r '"\(.available): \(.message); took \(.took) s"'); left $(ps -eo args | grep -c '^sleep 31339.5')"
 check_same "counters: merged into the kernel of the same name only" '12.5 null' \
-	"$(sed -n 5p ct.out | jq -r '[.kernels[].counters.sm_pct] | map(tostring) | join(" ")')"
+	"$(sed -n 6p ct.out | jq -r '[.kernels[].counters.sm_pct] | map(tostring) | join(" ")')"
 
 # The prompts: a record whose profile carries counters, and one whose
 # profiler could not read them.
-sed -n 5p ct.out > prof.json
+sed -n 6p ct.out > prof.json
 jq -c --slurpfile p prof.json 'select(.eval.exec) | .eval.profile = $p[0]' out.jsonl > counted.jsonl
 jq -c '.eval.profile.counters = {available: false, tool: "ncu", message: "ncu failed (exit 1): ERR_NVGPUCTRPERM"}
 	| del(.eval.profile.kernels[0].counters)' counted.jsonl > uncounted.jsonl

@@ -5,7 +5,8 @@
 # with --import it prints that report as ncu's details page does in CSV
 # (one row a metric of a launch, two launches a kernel, numbers with
 # thousands separators, units as --print-units base prints them).
-# FAKE_NCU_FAIL=TEXT: say TEXT on stderr and exit 1 instead.
+# FAKE_NCU_FAIL=TEXT: say TEXT on stderr and exit 1 instead;
+# FAKE_NCU_HANG=S: run sleep S (a child of its own) before the target.
 set -u
 if [ -n "${FAKE_NCU_FAIL:-}" ]; then
 	echo "==ERROR== $FAKE_NCU_FAIL" >&2
@@ -50,6 +51,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$rep" ] || { echo "==ERROR== stand-in: no -o" >&2; exit 2; }
+[ -z "${FAKE_NCU_HANG:-}" ] || sleep "$FAKE_NCU_HANG"
 "$@"
 rc=$?
 # The target's own account (counters/target.json): the kernels it launched.

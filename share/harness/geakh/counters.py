@@ -27,11 +27,12 @@ import csv
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 SECTIONS = ("SpeedOfLight", "MemoryWorkloadAnalysis", "Occupancy", "LaunchStats")
-TIMEOUT_S = 300
 KERNELS_MAX = 12
 NAME_MAX = 160
 
@@ -125,15 +126,33 @@ def _tail_of(path, n=600):
 
 def version(ncu):
     try:
-        p = subprocess.run([ncu, "--version"], capture_output=True, text=True, timeout=60)
+        p = subprocess.run([ncu, "--version"], capture_output=True, text=True, timeout=30,
+                           stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):
         return None
     lines = [ln for ln in p.stdout.splitlines() if ln.strip()]
     return lines[-1].strip()[:120] if lines else None
 
 
-def run(job, key, ncu, choices):
-    """The counters of case key's kernels: {"available", "tool", ...}."""
+def _run_within(cmd, deadline, **kw):
+    """cmd to its end, or killed with all it started at the deadline:
+    its exit status, or None when it ran past."""
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True, **kw)
+    try:
+        return p.wait(timeout=max(1.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        p.wait()
+        return None
+
+
+def run(job, key, ncu, choices, timeout_s=60.0):
+    """The counters of case key's kernels, read within timeout_s:
+    {"available", "tool", ...}."""
+    deadline = time.monotonic() + timeout_s
     job_dir = os.path.abspath(job.dir)
     d = os.path.join(job_dir, "counters")
     os.makedirs(d, exist_ok=True)
@@ -155,32 +174,36 @@ def run(job, key, ncu, choices):
     log = os.path.join(d, "ncu.log")
     try:
         with open(log, "wb") as fp:
-            p = subprocess.run(cmd, stdout=fp, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               timeout=TIMEOUT_S, env=env, cwd=d)
-    except subprocess.TimeoutExpired:
-        out["message"] = f"ncu ran past {TIMEOUT_S} s"
-        return out
+            code = _run_within(cmd, deadline, stdout=fp, stderr=subprocess.STDOUT, env=env, cwd=d)
     except OSError as exc:
         out["message"] = f"ncu did not start: {exc}"
+        return out
+    if code is None:
+        out["message"] = f"ncu ran past its {timeout_s:.0f} s (half of --timeout)"
         return out
     seen = _target_said(d)
     if seen.get("error"):
         out["message"] = "the profiled run failed: " + str(seen["error"])[:400]
         return out
-    if p.returncode != 0 or not os.path.exists(report + ".ncu-rep"):
-        out["message"] = f"ncu failed (exit {p.returncode}): {_tail_of(log)}"
+    if code != 0 or not os.path.exists(report + ".ncu-rep"):
+        out["message"] = f"ncu failed (exit {code}): {_tail_of(log)}"
         return out
+    csv_path, err_path = os.path.join(d, "report.csv"), os.path.join(d, "import.log")
     try:
-        q = subprocess.run([ncu, "--import", report + ".ncu-rep", "--csv", "--page", "details",
-                            "--print-units", "base"], capture_output=True, text=True,
-                           timeout=TIMEOUT_S, cwd=d)
-    except (OSError, subprocess.SubprocessError) as exc:
+        with open(csv_path, "wb") as fp, open(err_path, "wb") as ep:
+            code = _run_within([ncu, "--import", report + ".ncu-rep", "--csv", "--page", "details",
+                                "--print-units", "base"], deadline, stdout=fp, stderr=ep, cwd=d)
+    except OSError as exc:
         out["message"] = f"ncu could not read its report: {exc}"
         return out
-    kernels = parse_csv(q.stdout)
-    if q.returncode != 0 or not kernels:
-        out["message"] = ("ncu's report names no kernel of the profiled call" if q.returncode == 0
-                          else f"ncu could not read its report (exit {q.returncode}): {_tail(q.stderr)}")
+    if code != 0:
+        out["message"] = (f"ncu ran past its {timeout_s:.0f} s (half of --timeout)" if code is None
+                          else f"ncu could not read its report (exit {code}): {_tail_of(err_path)}")
+        return out
+    with open(csv_path, encoding="utf-8", errors="replace") as fp:
+        kernels = parse_csv(fp.read())
+    if not kernels:
+        out["message"] = "ncu's report names no kernel of the profiled call"
         return out
     ranked = sorted(kernels.items(), key=lambda kv: -(kv[1].get("duration_us") or 0))
     out.update(available=True, version=version(ncu), sections=list(SECTIONS),

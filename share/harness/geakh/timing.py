@@ -197,7 +197,7 @@ def _profiled(job, k, sides, call, timer, plan, choices):
         counted = {"available": False, "message": str(want.get("message") or "no profiler")}
     else:
         try:
-            counted = counters.run(job, k, want["path"], choices)
+            counted = counters.run(job, k, want["path"], choices, float(want.get("timeout") or 60))
         except Exception as exc:  # noqa: BLE001 - as above
             counted = {"available": False, "tool": "ncu",
                        "message": f"reading the counters failed: {type(exc).__name__}: {exc}"}
