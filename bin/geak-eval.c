@@ -515,6 +515,8 @@ say_mode(void)
 
 /* The answer, on stdout: 0 when the harness starts and can use what it
  * was given, else 1 after a line that says what is wrong. */
+static void say_counters(void);
+
 static int
 check(struct geak_slot *s)
 {
@@ -537,6 +539,8 @@ check(struct geak_slot *s)
 	say_module(probe, "numpy");
 	say_gpus(probe);
 	say_mode();
+	if (s->gpu)
+		say_counters();
 	fflush(stdout);
 	if ((missing = geak_pyenv_missing(probe))) {
 		printf("FAILED: %s (%s) cannot import %s: name a Python that has torch, triton "
@@ -778,6 +782,18 @@ find_ncu(void)
 	/* The jobs run it from elsewhere, and see its files through a view. */
 	geak_eopt.ncu = absolute(found);
 	free(found);
+}
+
+/* --check: what --profile would read the hardware counters with. */
+static void
+say_counters(void)
+{
+	if (!geak_eopt.ncu && !geak_eopt.counters_why)
+		find_ncu();
+	if (geak_eopt.ncu)
+		printf("counters (--profile): ncu %s\n", geak_eopt.ncu);
+	else
+		printf("counters (--profile): none (%s)\n", geak_eopt.counters_why);
 }
 
 static void

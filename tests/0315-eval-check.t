@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no Python with torch and triton ($GEAK_PYTHON)"
 command -v jq >/dev/null || skip_all "no jq"
-plan 27
+plan 29
 
 cpu_torch=$("$GEAK_PYTHON" -c 'import torch; print(int(not torch.version.cuda and not torch.version.hip))')
 add_kernel_file mine.py
@@ -39,7 +39,20 @@ if [ "$cpu_torch" = 1 ] && $cc -shared -fPIC -o fake/libcuda.so.1 "$top/tests/gp
 		"$(tr '\n' ' ' < seen.out)"
 	check_match "... and what to do" '^FAILED: GPU 0 cannot be used: the torch of .* is a CPU build; evaluate on the CPU with --cpu' \
 		"$(cat seen.out)"
+	if command -v ncu > /dev/null || [ -x /usr/local/cuda/bin/ncu ]; then
+		skip "an ncu is installed here"
+	else
+		check_same "with a GPU: what --profile would read the counters with (nothing here)" \
+			"counters (--profile): none (no hardware counters: no ncu in PATH or /usr/local/cuda/bin (--ncu PATH))" \
+			"$(grep '^counters' seen.out)"
+	fi
+	LD_LIBRARY_PATH=$scratch/fake ROCM_PATH=/nonexistent geak-eval --check \
+		--ncu "$top/tests/helpers/fake-ncu.sh" > ncu.out 2>&1
+	check_same "... and with --ncu, that one" "counters (--profile): ncu $top/tests/helpers/fake-ncu.sh" \
+		"$(grep '^counters' ncu.out)"
 else
+	skip "torch is not a CPU build, or no C compiler"
+	skip "torch is not a CPU build, or no C compiler"
 	skip "torch is not a CPU build, or no C compiler"
 	skip "torch is not a CPU build, or no C compiler"
 	skip "torch is not a CPU build, or no C compiler"
