@@ -32,6 +32,10 @@ geak_peaks_find(const char *device)
 	return NULL;
 }
 
+/* float32 is held to the TF32 tensor roof, the higher one: tl.dot takes
+ * float32 inputs to TF32 by default, and no case may be flagged above a
+ * roof that it can reach.  An elementwise float32 kernel's share of the
+ * compute roof is then understated (its CUDA-core roof is lower). */
 int
 geak_dtype_named(const char *name)
 {
