@@ -366,10 +366,59 @@ test_view(void **state)
 		skip();
 }
 
+static void
+put_file(const char *path, const char *text, mode_t mode)
+{
+	FILE *fp = fopen(path, "w");
+
+	assert_non_null(fp);
+	assert_true(fputs(text, fp) >= 0);
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/* geak_which: the first executable regular file of the name in PATH. */
+static void
+test_which(void **state)
+{
+	char dir[] = "/tmp/geak-which-XXXXXX", *a, *b, *found;
+	const char *saved = getenv("PATH");
+	char *keep = saved ? strdup(saved) : NULL;
+
+	assert_non_null(mkdtemp(dir));
+	a = geak_xasprintf("%s/a", dir);
+	b = geak_xasprintf("%s/b", dir);
+	assert_int_equal(mkdir(a, 0700), 0);
+	assert_int_equal(mkdir(b, 0700), 0);
+	char *plain = geak_xasprintf("%s/tool", a), *exe = geak_xasprintf("%s/tool", b);
+	char *sub = geak_xasprintf("%s/b/sub", dir);
+	(void)state;
+	put_file(plain, "not executable\n", 0600);
+	put_file(exe, "#!/bin/sh\n", 0700);
+	assert_int_equal(mkdir(sub, 0700), 0); /* a directory is not a program */
+	char *path = geak_xasprintf("%s:%s", a, b);
+	setenv("PATH", path, 1);
+	found = geak_which("tool");
+	assert_non_null(found);
+	assert_string_equal(found, exe); /* past the one that is not executable */
+	free(found);
+	assert_null(geak_which("sub"));
+	assert_null(geak_which("no-such-tool"));
+	found = geak_which(exe); /* a name with a slash is taken as it is */
+	assert_string_equal(found, exe);
+	free(found);
+	assert_null(geak_which(plain));
+	if (keep)
+		setenv("PATH", keep, 1);
+	free(keep), free(path), free(sub), free(plain), free(exe), free(a), free(b);
+	geak_rmtree(dir);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_which),
 		cmocka_unit_test(test_exit_status),
 		cmocka_unit_test(test_timeout_kills_tree_ignoring_term),
 		cmocka_unit_test(test_orphan_grandchild_reaped),
