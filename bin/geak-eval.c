@@ -724,6 +724,12 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		default: usage(stderr); exit(GEAK_EXIT_USAGE);
 		}
 	}
+	if (geak_eopt.ncu_arg && strcmp(geak_eopt.ncu_arg, "off")) {
+		char *found = geak_which(geak_eopt.ncu_arg);
+		if (!found)
+			geak_die(GEAK_EXIT_USAGE, "--ncu: %s is not an executable", geak_eopt.ncu_arg);
+		free(found);
+	}
 	/* After the loop: --check changes what finding GPUs says. */
 	if (gpus_arg) {
 		parse_gpus(gpus_arg);
@@ -769,12 +775,10 @@ find_ncu(void)
 		    "(rocprofv3) is not built");
 		return;
 	}
-	found = geak_which(arg ? arg : "ncu");
+	found = geak_which(arg ? arg : "ncu"); /* an --ncu given was found in parse_args */
 	if (!found && !arg && access("/usr/local/cuda/bin/ncu", X_OK) == 0)
 		found = geak_xstrdup("/usr/local/cuda/bin/ncu");
 	if (!found) {
-		if (arg)
-			geak_die(GEAK_EXIT_USAGE, "--ncu: %s is not an executable", arg);
 		geak_eopt.counters_why = geak_xstrdup("no hardware counters: no ncu in PATH or "
 		    "/usr/local/cuda/bin (--ncu PATH)");
 		return;
@@ -848,14 +852,8 @@ setup(const char *harness_dir)
 	geak_eopt.cache_dir = abs;
 	geak_eopt.triton_cache = geak_xasprintf("%s/triton", geak_eopt.cache_dir);
 	geak_eopt.lockdir = geak_gpulock_dir();
-	if (geak_eopt.profile && geak_eopt.ngpus) {
+	if (geak_eopt.profile && geak_eopt.ngpus)
 		find_ncu();
-	} else if (geak_eopt.ncu_arg && strcmp(geak_eopt.ncu_arg, "off")) {
-		char *found = geak_which(geak_eopt.ncu_arg);
-		if (!found)
-			geak_die(GEAK_EXIT_USAGE, "--ncu: %s is not an executable", geak_eopt.ncu_arg);
-		free(found);
-	}
 }
 
 int

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no Python with torch and triton ($GEAK_PYTHON)"
 command -v jq >/dev/null || skip_all "no jq"
-plan 29
+plan 30
 
 cpu_torch=$("$GEAK_PYTHON" -c 'import torch; print(int(not torch.version.cuda and not torch.version.hip))')
 add_kernel_file mine.py
@@ -126,4 +126,10 @@ if [ "$(geak-eval --list-gpus 2>/dev/null | jq length)" = 0 ]; then
 else
 	for i in 1 2 3; do skip "this machine has a GPU"; done
 fi
+
+mkdir ncutmp
+geak-eval --cpu --ncu ./no-such-ncu --tmpdir ncutmp three.jsonl > ncu-bad.out 2> ncu-bad.err
+check_same "--ncu that is not a program: exit 2, said so, no record, no run directory left" \
+	"2 geak-eval: --ncu: ./no-such-ncu is not an executable 0 " \
+	"$? $(cat ncu-bad.err) $(grep -c . ncu-bad.out) $(ls ncutmp)"
 done_testing
