@@ -800,6 +800,17 @@ say_counters(void)
 		printf("counters (--profile): none (%s)\n", geak_eopt.counters_why);
 }
 
+/* A run that ends by an error leaves no run directory either; only this
+ * process removes it, not a child that exits. */
+static pid_t scratch_owner;
+
+static void
+remove_scratch(void)
+{
+	if (getpid() == scratch_owner && geak_eopt.scratch && !geak_eopt.keep)
+		geak_rmtree(geak_eopt.scratch);
+}
+
 static void
 setup(const char *harness_dir)
 {
@@ -836,6 +847,9 @@ setup(const char *harness_dir)
 	char *abs = absolute(geak_eopt.scratch);
 	free(geak_eopt.scratch);
 	geak_eopt.scratch = abs;
+	scratch_owner = getpid();
+	if (atexit(remove_scratch) != 0)
+		geak_die(GEAK_EXIT_FATAL, "atexit: cannot register the run directory's removal");
 	jobs = geak_xasprintf("%s/jobs", geak_eopt.scratch);
 	if (mkdir(jobs, 0700) < 0)
 		geak_die(GEAK_EXIT_FATAL, "%s:", jobs);
@@ -927,6 +941,7 @@ main(int argc, char **argv)
 	geak_cleanup_end();
 	free(slots), free(slotp), free(queues);
 	free(geak_eopt.scratch), free(geak_eopt.lockdir), free(geak_eopt.triton_cache);
+	geak_eopt.scratch = NULL;
 	free(geak_eopt.ncu), free(geak_eopt.counters_why);
 	geak_pyenv_free(&pyenv);
 	return status;

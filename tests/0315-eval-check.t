@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no Python with torch and triton ($GEAK_PYTHON)"
 command -v jq >/dev/null || skip_all "no jq"
-plan 30
+plan 31
 
 cpu_torch=$("$GEAK_PYTHON" -c 'import torch; print(int(not torch.version.cuda and not torch.version.hip))')
 add_kernel_file mine.py
@@ -132,4 +132,7 @@ geak-eval --cpu --ncu ./no-such-ncu --tmpdir ncutmp three.jsonl > ncu-bad.out 2>
 check_same "--ncu that is not a program: exit 2, said so, no record, no run directory left" \
 	"2 geak-eval: --ncu: ./no-such-ncu is not an executable 0 " \
 	"$? $(cat ncu-bad.err) $(grep -c . ncu-bad.out) $(ls ncutmp)"
+geak-eval --cpu --cache /proc/no/such --tmpdir ncutmp three.jsonl > cache-bad.out 2> cache-bad.err
+check_same "a run that fails once its run directory is made: exit 3, said so, the directory gone" \
+	"3 geak-eval: /proc/no/such: No such file or directory " "$? $(cat cache-bad.err) $(ls ncutmp)"
 done_testing
