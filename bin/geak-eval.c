@@ -654,6 +654,10 @@ parse_shard(const char *arg)
 	shard_n = n;
 }
 
+/* --ncu: off, or the program found for it (NULL: look for one). */
+static int ncu_off;
+static char *ncu_given;
+
 enum { O_CACHE = 256, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_CASES, O_LIMIT,
 	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU, O_NOPERF, O_STATIC, O_FILES,
 	O_CHECK, O_MEMORY, O_PROCS, O_PROFILE, O_NCU, O_SHARD };
@@ -661,7 +665,7 @@ enum { O_CACHE = 256, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_CASES,
 static void
 parse_args(int argc, char **argv, const char **harness_dir)
 {
-	const char *gpus_arg = NULL;
+	const char *gpus_arg = NULL, *ncu_arg = NULL;
 	static const struct option longs[] = {
 		{ "jobs", required_argument, NULL, 'j' }, { "gpus", required_argument, NULL, 'g' },
 		{ "cache", required_argument, NULL, O_CACHE }, { "no-cache", no_argument, NULL, O_NOCACHE },
@@ -700,7 +704,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		case O_CASES: geak_eopt.perf_cases = geak_parse_long(optarg, "--perf-cases", 0, 1000000); break;
 		case O_NOPERF: geak_eopt.no_perf = 1; break;
 		case O_PROFILE: geak_eopt.profile = 1; break;
-		case O_NCU: geak_eopt.ncu_arg = optarg; break;
+		case O_NCU: ncu_arg = optarg; break;
 		case 'u': geak_eopt.unordered = 1; break;
 		case 'v': geak_eopt.verbose = 1; break;
 		case O_STATIC:
@@ -724,12 +728,10 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		default: usage(stderr); exit(GEAK_EXIT_USAGE);
 		}
 	}
-	if (geak_eopt.ncu_arg && strcmp(geak_eopt.ncu_arg, "off")) {
-		char *found = geak_which(geak_eopt.ncu_arg);
-		if (!found)
-			geak_die(GEAK_EXIT_USAGE, "--ncu: %s is not an executable", geak_eopt.ncu_arg);
-		free(found);
-	}
+	if (ncu_arg && !strcmp(ncu_arg, "off"))
+		ncu_off = 1;
+	else if (ncu_arg && !(ncu_given = geak_which(ncu_arg)))
+		geak_die(GEAK_EXIT_USAGE, "--ncu: %s is not an executable", ncu_arg);
 	/* After the loop: --check changes what finding GPUs says. */
 	if (gpus_arg) {
 		parse_gpus(gpus_arg);
@@ -763,10 +765,9 @@ absolute(const char *path)
 static void
 find_ncu(void)
 {
-	const char *arg = geak_eopt.ncu_arg;
 	char *found;
 
-	if (arg && !strcmp(arg, "off")) {
+	if (ncu_off) {
 		geak_eopt.counters_why = geak_xstrdup("no hardware counters: --ncu off");
 		return;
 	}
@@ -775,8 +776,8 @@ find_ncu(void)
 		    "(rocprofv3) is not built");
 		return;
 	}
-	found = geak_which(arg ? arg : "ncu"); /* an --ncu given was found in parse_args */
-	if (!found && !arg && access("/usr/local/cuda/bin/ncu", X_OK) == 0)
+	found = ncu_given ? geak_xstrdup(ncu_given) : geak_which("ncu");
+	if (!found && access("/usr/local/cuda/bin/ncu", X_OK) == 0)
 		found = geak_xstrdup("/usr/local/cuda/bin/ncu");
 	if (!found) {
 		geak_eopt.counters_why = geak_xstrdup("no hardware counters: no ncu in PATH or "
@@ -942,7 +943,7 @@ main(int argc, char **argv)
 	free(slots), free(slotp), free(queues);
 	free(geak_eopt.scratch), free(geak_eopt.lockdir), free(geak_eopt.triton_cache);
 	geak_eopt.scratch = NULL;
-	free(geak_eopt.ncu), free(geak_eopt.counters_why);
+	free(geak_eopt.ncu), free(geak_eopt.counters_why), free(ncu_given);
 	geak_pyenv_free(&pyenv);
 	return status;
 }

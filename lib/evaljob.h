@@ -19,7 +19,6 @@ struct geak_evalopts {
 	char *cache_dir;
 	int no_cache, keep, cpu, gpus_given, no_perf, unordered, verbose;
 	int profile;              /* --profile: a kernel breakdown of the largest case */
-	const char *ncu_arg;      /* --ncu: PATH, "off", or NULL: looked for */
 	char *ncu;                /* the profiler reading hardware counters, or NULL */
 	char *counters_why;       /* with --profile and no ncu: why there are no counters */
 	const char *static_mode;  /* strict, warn or off */
