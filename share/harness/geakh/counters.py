@@ -112,16 +112,11 @@ def parse_csv(text):
     return out
 
 
-def _tail(text, n=600):
-    text = (text or "").strip()
-    return text[-n:]
-
-
 def _tail_of(path, n=600):
     with open(path, "rb") as fp:
         fp.seek(0, os.SEEK_END)
         fp.seek(max(0, fp.tell() - 4 * n))
-        return _tail(fp.read().decode("utf-8", "replace"), n)
+        return fp.read().decode("utf-8", "replace").strip()[-n:]
 
 
 def version(ncu):
@@ -170,6 +165,7 @@ def run(job, key, ncu, choices, timeout_s=60.0):
         cmd += ["--section", s]
     cmd += [sys.executable, "-m", "geakh.counters", job_dir, str(key)]
     out = {"available": False, "tool": "ncu", "case": str(key)}
+    past = f"ncu ran past its {timeout_s:.0f} s (half of --timeout)"
     # The target's output too, however much it prints: into files.
     log = os.path.join(d, "ncu.log")
     try:
@@ -179,7 +175,7 @@ def run(job, key, ncu, choices, timeout_s=60.0):
         out["message"] = f"ncu did not start: {exc}"
         return out
     if code is None:
-        out["message"] = f"ncu ran past its {timeout_s:.0f} s (half of --timeout)"
+        out["message"] = past
         return out
     seen = _target_said(d)
     if seen.get("error"):
@@ -197,8 +193,8 @@ def run(job, key, ncu, choices, timeout_s=60.0):
         out["message"] = f"ncu could not read its report: {exc}"
         return out
     if code != 0:
-        out["message"] = (f"ncu ran past its {timeout_s:.0f} s (half of --timeout)" if code is None
-                          else f"ncu could not read its report (exit {code}): {_tail_of(err_path)}")
+        out["message"] = past if code is None else \
+            f"ncu could not read its report (exit {code}): {_tail_of(err_path)}"
         return out
     with open(csv_path, encoding="utf-8", errors="replace") as fp:
         kernels = parse_csv(fp.read())

@@ -21,9 +21,9 @@ checked and not while timed fails there.  timing.json gets each case's
 medians, minimum and maximum, the autotuner choices and launches, a
 probe of the device before and after (bench.Bench.probe), the names of
 timing functions found replaced, and the seconds spent in autotuner
-searches, in the timed series and in the profile.  A plan's kernel_profile names a
-case profiled once it is timed (kprofile), and the profiler that reads
-its kernels' hardware counters then (counters).
+searches, in the timed series and in the profile.  A plan's
+kernel_profile names a case profiled once it is timed (kprofile), and
+the profiler that reads its kernels' hardware counters then (counters).
 """
 import json
 import os
