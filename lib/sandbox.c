@@ -573,11 +573,14 @@ set_limit(const char *dir, const char *file, long long v)
 char *
 geak_cgroup_leaf(const char *name, long long memory_max, long pids_max)
 {
-	char *path;
+	char *path = NULL;
 
-	if (!cg.base)
+	pthread_mutex_lock(&cg.mu);
+	if (cg.base)
+		path = geak_xasprintf("%s/%s", cg.base, name);
+	pthread_mutex_unlock(&cg.mu);
+	if (!path)
 		return NULL;
-	path = geak_xasprintf("%s/%s", cg.base, name);
 	if (mkdir(path, 0755) < 0) {
 		/* Left by a worker of this name before: emptied, made anew. */
 		int existed = errno == EEXIST;
@@ -597,6 +600,12 @@ geak_cgroup_leaf(const char *name, long long memory_max, long pids_max)
 	if (pids_max > 0 && cg.info.pids)
 		set_limit(path, "pids.max", pids_max);
 	pthread_mutex_lock(&cg.mu);
+	if (!cg.base) { /* the subtree went meanwhile */
+		pthread_mutex_unlock(&cg.mu);
+		rmdir(path);
+		free(path);
+		return NULL;
+	}
 	cg.leaves = geak_xrealloc(cg.leaves, (cg.nleaves + 1) * sizeof *cg.leaves);
 	cg.leaves[cg.nleaves++] = geak_xstrdup(path);
 	pthread_mutex_unlock(&cg.mu);
@@ -673,7 +682,14 @@ geak_cgroup_drop(const char *path)
 void
 geak_cgroup_fini(void)
 {
-	if (!cg.base)
+	char *base;
+
+	/* Taken first, so that no leaf is made while the others go. */
+	pthread_mutex_lock(&cg.mu);
+	base = cg.base;
+	cg.base = NULL;
+	pthread_mutex_unlock(&cg.mu);
+	if (!base)
 		return;
 	for (;;) {
 		char *leaf = NULL;
@@ -686,11 +702,10 @@ geak_cgroup_fini(void)
 		geak_cgroup_drop(leaf);
 		free(leaf);
 	}
-	empty_leaf(cg.base);
-	rmdir(cg.base);
-	free(cg.base);
-	cg.base = NULL;
+	empty_leaf(base);
+	rmdir(base);
 	memset(&cg.info, 0, sizeof cg.info);
+	free(base);
 }
 
 /* ---- a run's clean-up ---- */
