@@ -122,7 +122,9 @@ done
 sleep 1
 kill -TERM $pid
 wait $pid 2>/dev/null # the shell would say "Terminated"
-check_same "SIGTERM: geak-eval ends by it" 143 $?
+rc=$?
+[ "$rc" = 143 ] || { echo "# SIGTERM: exit $rc; its trace:"; tail -n 20 term.err | sed 's/^/#   /'; } >&2
+check_same "SIGTERM: geak-eval ends by it" 143 "$rc"
 check_same "SIGTERM: its run directory is gone" "" "$(ls term)"
 check_same "SIGTERM: the job and its daemon are gone" 0 "$(ps -eo args | grep -c '^sleep 31338.5')"
 check_same "SIGTERM: its cgroups are gone" "" \
