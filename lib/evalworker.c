@@ -215,6 +215,28 @@ ro_add_dir_of(const char *file)
 	free(d);
 }
 
+/* A profiler's folder, and the tool tree it runs from: NVIDIA's ncu in
+ * the toolkit's bin is a launcher that looks for its Nsight Compute tree
+ * beside the toolkit, then under /opt/nvidia, where the standalone
+ * installer puts it. */
+static void
+ro_add_profiler(const char *profiler)
+{
+	char *real = realpath(profiler, NULL);
+
+	ro_add_dir_of(profiler);
+	if (real) {
+		char *d = geak_xstrdup(real), *slash = strrchr(d, '/');
+		if (slash && slash != d) {
+			*slash = '\0';
+			ro_add_dir_of(d);
+		}
+		free(d);
+	}
+	free(real);
+	ro_add("/opt/nvidia");
+}
+
 static int
 probe_ro_paths(const struct geak_worker_opts *o, char **env)
 {
@@ -242,7 +264,7 @@ probe_ro_paths(const struct geak_worker_opts *o, char **env)
 			ro_add(p);
 		ro_add_dir_of(o->script);
 		if (o->profiler)
-			ro_add_dir_of(o->profiler);
+			ro_add_profiler(o->profiler);
 		/* The interpreter as named (a wrapper, a path through ".."),
 		 * so that exec finds it in the view. */
 		ro_add(o->python);
