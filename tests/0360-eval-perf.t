@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 47
+plan 48
 c=$top/tests/cheats
 # drive NAME REF CAND [PERF]: the whole path, its JSON on stdout.
 drive() {
@@ -165,6 +165,14 @@ check_same "a synchronised call's wall time far above its event time is work the
 	"False True" \
 	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import timing
 print(timing._hidden((1.0, 1.2)), timing._hidden((1.0, 3.0)))')"
+check_same "a hidden-looking sample is retaken: noise once is not hidden work, every time is" \
+	"False True False False" \
+	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import timing
+noisy = iter([(1.0, 1.1)] * 8)
+print(timing._hides_work(lambda i: next(noisy), [(1.0, 3.0), (1.0, 1.1)]),
+      timing._hides_work(lambda i: (1.0, 3.0) if i == 0 else (1.0, 1.1), [(1.0, 3.0), (1.0, 1.1)]),
+      timing._hides_work(lambda i: (1.0, 3.0), [(1.0, 3.0), (1.0, 3.0)]),
+      timing._hides_work(lambda i: 1 / 0, [(1.0, 1.2)]))')"
 check_same "a test part's imports go with the kernel module, its own module's left out" \
 	"import torch|from os import path|" \
 	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import source

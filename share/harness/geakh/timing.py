@@ -87,6 +87,22 @@ def _hidden(sample):
     return wall > 2 * ev + 0.05
 
 
+def _hides_work(retake, checked, tries=5):
+    """Whether the code's synchronised calls did work the events did not
+    see where the reference's did not.  A first sample that looks clean
+    decides; one that looks hidden is retaken (retake(i) samples side i
+    again) and the sides judged by their least wall and least event
+    times: a host descheduled within one call looks like hidden work
+    once, work kept from the events does so on every call."""
+    if not _hidden(checked[0]):
+        return False
+    best = []
+    for i, first in enumerate(checked):
+        samples = [first] + [retake(i) for _ in range(tries - 1)]
+        best.append((min(ev for ev, _ in samples), min(wall for _, wall in samples)))
+    return _hidden(best[0]) and not (len(best) > 1 and _hidden(best[1]))
+
+
 def run(job, plan):
     reps = max(3, int(plan.get("reps") or 20))
     warmup = max(1, int(plan.get("warmup") or 2))
@@ -146,8 +162,8 @@ def run(job, plan):
         outs.append(_kept(out, x, master, k))
         del x, out
         # The CPU mode has no device timeline to hide work from.
-        case["hidden_work"] = job.device != "cpu" and _hidden(checked[0]) and \
-            not (ref is not None and _hidden(checked[1]))
+        case["hidden_work"] = job.device != "cpu" and \
+            _hides_work(lambda i: sides.call(fns[i])[0], checked)
         case["ms"], case["min_ms"], case["max_ms"] = _stats(per[0])
         if ref is not None:
             case["ms_ref"], case["min_ms_ref"], case["max_ms_ref"] = _stats(per[1])
