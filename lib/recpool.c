@@ -428,11 +428,15 @@ stats(struct queue *q)
 	return st;
 }
 
-/* "geak-eval: 14/37 done, 5 pass, 2 in flight, 1m02s, ETA 2m40s" */
+/* "geak-eval: 14/37 done, 5 pass, 2 in flight, 1m02s, ETA 2m40s".  Done
+ * is what has finished, written or not: ordered output holds a finished
+ * record back behind a slower earlier one, and the line must add up. */
 static void
 progress_line(struct queue *q, const struct geak_pool_stats *st, struct geak_buf *b)
 {
-	geak_buf_printf(b, "%s: %zu/", geak_prog, st->written);
+	size_t finished = st->done + st->passed + st->had_error + st->failed;
+
+	geak_buf_printf(b, "%s: %zu/", geak_prog, finished);
 	if (st->total)
 		geak_buf_printf(b, "%s%zu done", st->estimated ? "~" : "", st->total);
 	else
@@ -443,10 +447,9 @@ progress_line(struct queue *q, const struct geak_pool_stats *st, struct geak_buf
 	geak_fmt_duration(b, st->elapsed);
 	/* The rate so far, over what is left; none before the first record,
 	 * nor while the input's end is not in sight. */
-	if (st->total > st->written && st->written > 0) {
+	if (st->total > finished && finished > 0) {
 		geak_buf_puts(b, ", ETA ");
-		geak_fmt_duration(b, st->elapsed * (double)(st->total - st->written) /
-		    (double)st->written);
+		geak_fmt_duration(b, st->elapsed * (double)(st->total - finished) / (double)finished);
 	}
 }
 

@@ -10,7 +10,7 @@
 command -v script >/dev/null 2>&1 || skip_all "no script(1) to make a terminal"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no Python with torch and triton ($GEAK_PYTHON)"
-plan 20
+plan 21
 CR=$(printf '\r')
 ESC=$(printf '\033')
 
@@ -28,6 +28,8 @@ for t in one two three four five six; do
 done > six.jsonl
 {
 	printf '%s\n' '{"match": "Write four.", "text": "There is no code in this answer."}'
+	# The first record's answer is slow: the others finish behind it.
+	jq -nc '{match: "Write one.", delay: 4, text: "```python\nimport triton\ndef op(x):\n    return x\n```"}'
 	jq -nc '{text: "```python\nimport triton\ndef op(x):\n    return x\n```"}'
 } > script.jsonl
 start_llm script.jsonl --latency 0.8
@@ -48,6 +50,8 @@ check_same "on a terminal: the same records" "$(jq -c 'del(.llm, .usage_total)' 
 check_match "a progress line redrawn in place: done of all, requests, tokens, in flight, time" \
 	"${CR}${ESC}\\[Kgeak-gen: [0-9]+/6 done, [0-9]+ requests?, [0-9.]+k? tokens, \\\$[0-9.]+, [0-9]+ in flight, [0-9]+s" \
 	"$(cat tty.log)"
+check_match "... done counts what finished behind a slower first record, not what was written" \
+	"geak-gen: [2-5]/6 done, [^${CR}]* 1 in flight" "$(cat tty.log)"
 check_match "... with the time left once something is done" 'done, .* in flight, [0-9]+s, ETA [0-9]+s' "$(cat tty.log)"
 check_match "a message goes above the line, which comes back below it" \
 	"${CR}${ESC}\\[Kgeak-gen: plain/four \\(sample 0\\): no_code: .*${CR}?

@@ -36,7 +36,8 @@ request with that body only, so a retry then succeeds:
 Every request must carry the key given by --key (Bearer, api-key or
 x-api-key by API family), else 401; --models limits the accepted models
 (else 404) and is what GET /v1/models lists (test-model without it;
---no-list answers that with 404).  --latency S delays each reply.  --log FILE appends one JSON
+--no-list answers that with 404).  --latency S delays each reply, and an
+entry's "delay" (seconds) the replies it gives.  --log FILE appends one JSON
 line per request (path, model, body, whether auth matched, how many requests
 were being answered at once; never the key).
 """
@@ -218,9 +219,9 @@ class Handler(BaseHTTPRequestHandler):
         if family == "anthropic" and "max_tokens" not in body:
             self.error(400, "invalid_request_error", "max_tokens: field required")
             return
-        text, fault = self.choose(body, digest)
-        if st.args.latency:
-            time.sleep(st.args.latency)
+        text, fault, delay = self.choose(body, digest)
+        if st.args.latency or delay:
+            time.sleep(st.args.latency + delay)
         if fault and self.refuse(fault, digest):
             return
         if body.get("stream"):
@@ -244,10 +245,11 @@ class Handler(BaseHTTPRequestHandler):
     def choose(self, body, digest):
         st = self.server.state
         prompt = prompt_text(body)
-        text, fault = None, None
+        text, fault, delay = None, None, 0.0
         for entry in st.script:
             if "match" not in entry or entry["match"] in prompt:
                 text, fault = entry.get("text"), entry.get("fault")
+                delay = float(entry.get("delay", 0))
                 break
         m = MARKER.search(prompt)
         if m:
@@ -265,7 +267,7 @@ class Handler(BaseHTTPRequestHandler):
             n = int(fault.split(":")[1]) if ":" in fault else 2 << 20
             line = "x = 1  # padding padding padding padding padding padding\n"
             text = "```python\n" + (line * (n // len(line) + 1))[:n] + "```\n"
-        return text, fault
+        return text, fault, delay
 
     def refuse(self, fault, digest):
         """Answer with an HTTP error when the fault says so; 1 if it did."""
