@@ -498,6 +498,14 @@ geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char 
 	return msg;
 }
 
+/* One message of a job told to go, within a whole run's allowance. */
+static json_t *
+go_read(struct geak_slot *s, char *err, size_t errlen)
+{
+	return geak_worker_read(&s->w[GEAK_W_RUN], geak_timeout_s(s) + geak_eopt.compile_s + 60 +
+	    PAUSE_ROOM_S, err, errlen);
+}
+
 json_t *
 geak_job_go(struct geak_slot *s, int go, char *err, size_t errlen)
 {
@@ -517,9 +525,18 @@ geak_job_go(struct geak_slot *s, int go, char *err, size_t errlen)
 		geak_trace(s, "%s: timing after %.1f s waiting, %d correctness runs paused",
 		    s->pending_name, geak_now() - t0, paused);
 	}
-	resp = geak_worker_send(&s->w[GEAK_W_RUN], msg, err, errlen) < 0 ? NULL :
-	    geak_worker_read(&s->w[GEAK_W_RUN], geak_timeout_s(s) + geak_eopt.compile_s + 60 +
-	    PAUSE_ROOM_S, err, errlen);
+	resp = geak_worker_send(&s->w[GEAK_W_RUN], msg, err, errlen) < 0 ? NULL : go_read(s, err, errlen);
+	/* The job says when it is done with the GPU, before it saves what
+	 * it kept and ends: the correctness runs go on from there. */
+	if (resp && json_is_true(json_object_get(resp, GEAK_MSG_TIMED))) {
+		json_decref(resp);
+		if (go && s->queue) {
+			geak_gpuqueue_leave(s->queue, GEAK_GPU_ALONE, &s->member);
+			geak_trace(s, "%s: timed; GPU %s shared again", s->pending_name, s->gpu);
+			go = 0;
+		}
+		resp = go_read(s, err, errlen);
+	}
 	if (!resp)
 		s->up[GEAK_W_RUN] = 0;
 	json_decref(msg);

@@ -46,6 +46,7 @@
 /* Messages of a job on its way, and geak-eval's answer. */
 #define GEAK_MSG_READY     "ready"
 #define GEAK_MSG_GO        "go"
+#define GEAK_MSG_TIMED     "timed"      /* done with the GPU; the answer follows */
 
 /* Files in a job's directory. */
 #define GEAK_FILE_JOB      "job.json"      /* the task and the code, from geak-eval */

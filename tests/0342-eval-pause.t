@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 [ -r /proc/self/task/$$/children ] || skip_all "no /proc/PID/task/TID/children"
-plan 8
+plan 9
 field() { "$GEAK_PYTHON" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(eval(sys.argv[1], d))' "$1"; }
 
 out=$("$GEAK_PYTHON" "$top/tests/harness/pause_worker.py" "$scratch/job" 8 2>err.txt | tail -n 1)
@@ -27,6 +27,8 @@ check_same "a timing job says it is ready, set up, and its layers" "True True Tr
 check_same "and times nothing before it is told to go" False "$(printf '%s' "$out" | field 'timed_before_go')"
 check_same "told to go after 12 s (its limit is 10), it times every case" "exit 0 n0nce None 2" \
 	"$(printf '%s' "$out" | field '(status, code, nonce, error, shapes)' | tr -d "(),'")"
+check_same "it says it is done with the device before its answer, once" "[{'timed': True}]" \
+	"$(printf '%s' "$out" | field 'before')"
 out=$("$GEAK_PYTHON" "$top/tests/harness/handshake_worker.py" "$scratch/hs-no" 1 no 2>>err.txt | tail -n 1)
 check_same "told no, it is stopped and writes no timing" "aborted None" \
 	"$(printf '%s' "$out" | field '(status, nonce)' | tr -d "(),'")"

@@ -400,7 +400,7 @@ def child(req, status_w, go_r, out_w, err_w, pidns):
         if "L" not in JOB_SKIP and guard.restrict_writes(_written(d, rw, layers)):
             layers.add("L")
         # The layers in force, then a full stop: after it only progress
-        # ("c") and readiness ("r") count.
+        # ("c"), readiness ("r") and the end of the timing ("t") count.
         os.write(status_w, "".join(sorted(layers)).encode() + b".")
 
         def progress():
@@ -412,7 +412,11 @@ def child(req, status_w, go_r, out_w, err_w, pidns):
                 return True
             os.write(status_w, b"r")
             return os.read(go_r, 1) == b"g"
-        hooks = {"progress": progress, "ready": ready}
+        def timed():
+            # Done with the GPU alone: geak-eval lets the others go on.
+            if go_r is not None:
+                os.write(status_w, b"t")
+        hooks = {"progress": progress, "ready": ready, "timed": timed}
         op = req["op"]
         if op in ("run", "calibrate") and CPU:
             from geakh import cpu
@@ -609,6 +613,9 @@ def serve_one(req, sock, rfile, wfile):
                         # them for the candidate's run from this message.
                         wfile.write(json.dumps({"ready": True, "landlock": "L" in layers,
                                                 "sandbox": _layers_json(layers)}).encode() + b"\n")
+                        wfile.flush()
+                    elif b == ord("t") and ready_sent and waiting_since is None:
+                        wfile.write(json.dumps({"timed": True}).encode() + b"\n")
                         wfile.flush()
                     elif b == ord("c") and phase == "compile":
                         phase = "run"

@@ -2,7 +2,8 @@
 handshake geak-eval uses on a GPU, for tests/0342-eval-pause.t: the job
 runs the test and checks the performance cases, says {"ready": true} and
 times nothing until told to go; the wait does not count against its
-time; told no, it is stopped.
+time; told to go, it says {"timed": true} before its answer; told no,
+it is stopped.
 
     handshake_worker.py WORKDIR WAIT_SECONDS go|no -> one line of JSON
 """
@@ -49,7 +50,11 @@ def main(d, wait_s, answer):
     timed_early = os.path.exists(os.path.join(d, "timing.json"))
     wfile.write((json.dumps({"go": answer == "go"}) + "\n").encode())
     wfile.flush()
+    before = []  # what the job said between go and its answer
     resp = json.loads(rfile.readline())
+    while "status" not in resp:
+        before.append(resp)
+        resp = json.loads(rfile.readline())
     wfile.write(b'{"op": "quit"}\n')
     wfile.flush()
     worker.wait(timeout=30)
@@ -58,7 +63,7 @@ def main(d, wait_s, answer):
         with open(os.path.join(d, "timing.json")) as fp:
             timing = json.load(fp)
     print(json.dumps({"first": first, "timed_before_go": timed_early, "status": resp.get("status"),
-                      "code": resp.get("code"), "nonce": timing.get("nonce"),
+                      "code": resp.get("code"), "before": before, "nonce": timing.get("nonce"),
                       "error": timing.get("error"), "shapes": len(timing.get("cases") or [])}))
 
 

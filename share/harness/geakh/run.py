@@ -53,7 +53,7 @@ def _sync(device):
 class Job:
     def __init__(self, spec, plan, workdir, nonce, hooks):
         self.spec, self.plan, self.dir, self.nonce = spec, plan, workdir, nonce
-        self.hooks = hooks          # progress(), ready() -> bool (go)
+        self.hooks = hooks          # progress(), ready() -> bool (go), timed()
         self.device = "cpu" if spec.get("cpu") else "cuda"
         self.poison = plan.get("poison", True) is not False
         self.program = tasks.Program(spec, workdir)

@@ -1,0 +1,36 @@
+#!/bin/sh
+# A timing job gives the GPU back when its timed calls are over, before
+# it saves what it kept and ends: geak-eval's trace says the GPU is
+# shared again before the job's exit.  No GPU is needed: the worker is
+# made to run Triton's interpreter (a sitecustomize sets GEAK_EVAL_CPU)
+# while geak-eval drives GPU 0's path, lock, timing and all.
+. "$(dirname "$0")/lib.sh"
+command -v jq >/dev/null || skip_all "no jq"
+have_python || skip_all "no torch and triton in $GEAK_PYTHON"
+plan 3
+
+GEAK_LOCK_DIR=$scratch/locks
+export GEAK_LOCK_DIR
+mkdir stand-in
+printf 'import os\nos.environ["GEAK_EVAL_CPU"] = "1"\n' > stand-in/sitecustomize.py
+# Small cases: the interpreter is slow.
+cat > perf.py <<'PY'
+import torch
+
+
+def perf_inputs():
+    return [(torch.randn(n, device="cuda"), torch.randn(n, device="cuda")) for n in (300, 1000)]
+PY
+c=$top/tests/cheats
+jq -nc --rawfile r "$c/add_reference.py" --rawfile t "$c/add_test.py" --rawfile code "$c/honest.py" \
+	--rawfile perf perf.py \
+	'{id: "plain/add", code: $code, task: {suite: "plain", name: "add", reference: $r, test: $t, perf: $perf}}' \
+	> in.jsonl
+PYTHONPATH=$scratch/stand-in geak-eval --gpus 0 --no-cache -v in.jsonl > out.jsonl 2> trace.txt
+check_same "the candidate is timed and passes" "0 true true" \
+	"$? $(jq -r '"\(.eval.exec) \(.eval.speedup != null)"' out.jsonl)"
+job=$(sed -n 's/.*(plain\/add): \(cand-[A-Za-z0-9]*\): timing after .*/\1/p' trace.txt)
+check_match "its job said when it was done with the GPU" "$job: timed; GPU 0 shared again" "$(cat trace.txt)"
+check_same "... before it ended" "timed exit" \
+	"$(sed -n "s/.*: $job: \(timed\); .*/\1/p; s/.*: $job: \(exit\)$/\1/p" trace.txt | tr '\n' ' ' | sed 's/ $//')"
+done_testing
