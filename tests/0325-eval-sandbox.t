@@ -110,9 +110,10 @@ mkdir term
 {
 	printf 'import os, time\nif os.fork() == 0:\n    os.setsid()\n    os.execv("/bin/sleep", ["sleep", "31338.5"])\ntime.sleep(60)\n'
 	cat "$c/honest.py"
-} > code.py
-record ancestors | jq -c '.code = $code' --rawfile code code.py > term.jsonl
-geak-eval --cpu --no-cache --static off --tmpdir term -v term.jsonl > /dev/null 2> term.err &
+} > term-code.py
+# Not code.py: record writes that one while jq reads.
+record ancestors | jq -c '.code = $code' --rawfile code term-code.py > term.jsonl
+geak-eval --cpu --no-cache --static off --tmpdir term -v term.jsonl > term.out 2> term.err &
 pid=$!
 n=0
 while ! grep -q 'cand-.*running' term.err && [ $n -lt 600 ]; do
@@ -123,7 +124,9 @@ sleep 1
 kill -TERM $pid
 wait $pid 2>/dev/null # the shell would say "Terminated"
 rc=$?
-[ "$rc" = 143 ] || { echo "# SIGTERM: exit $rc; its trace:"; tail -n 20 term.err | sed 's/^/#   /'; } >&2
+[ "$rc" = 143 ] || { echo "# SIGTERM: exit $rc; its record and trace:"
+	jq -c '.eval | {stage, reason, message, stdout_tail, stderr_tail}' term.out | sed 's/^/#   /'
+	tail -n 20 term.err | sed 's/^/#   /'; } >&2
 check_same "SIGTERM: geak-eval ends by it" 143 "$rc"
 check_same "SIGTERM: its run directory is gone" "" "$(ls term)"
 check_same "SIGTERM: the job and its daemon are gone" 0 "$(ps -eo args | grep -c '^sleep 31338.5')"
