@@ -266,6 +266,9 @@ roof_axes(struct geak_buf *b, const struct logaxis *x, const struct logaxis *y)
 	    "(FLOP/byte); TFLOP/s upwards</text>\n", PAD_L + sx / 2, H - 8);
 }
 
+/* A reference's ring: around a 4.5-pixel dot with room between. */
+#define RING_R "7.5"
+
 static void
 roof_points(struct geak_buf *b, json_t *pts, const struct logaxis *x, const struct logaxis *y,
     const char *color, int hollow)
@@ -278,10 +281,10 @@ roof_points(struct geak_buf *b, json_t *pts, const struct logaxis *x, const stru
 		double v = num(pt, "tflops");
 		if (!(v > 0) || log10(v) < y->lo)
 			continue;
-		geak_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%s\" "
+		geak_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\" "
 		    "stroke=\"%s\" stroke-width=\"2\"><title>", log_pos(x, num(pt, "intensity"), PAD_L, sx),
 		    H - PAD_B - (log10(v) - y->lo) / (y->hi - y->lo) * sy,
-		    hollow ? "none" : color, color);
+		    hollow ? RING_R : "4.5", hollow ? "none" : color, color);
 		char *shape = json_dumps(json_object_get(pt, "shape"), JSON_COMPACT | JSON_ENCODE_ANY);
 		geak_svg_escape(b, shape ? shape : "?");
 		free(shape);
@@ -315,14 +318,16 @@ geak_svg_roofline(struct geak_buf *b, const char *id, json_t *roof)
 	    log_pos(&x, x0, PAD_L, sx), H - PAD_B - (log10(y0) - y.lo) / (y.hi - y.lo) * sy,
 	    log_pos(&x, ridge, PAD_L, sx), H - PAD_B - (log10(peak) - y.lo) / (y.hi - y.lo) * sy,
 	    (double)(W - PAD_R), H - PAD_B - (log10(peak) - y.lo) / (y.hi - y.lo) * sy);
-	roof_points(b, json_object_get(roof, "reference"), &x, &y, colors[1], 1);
+	/* The reference's rings last and wider than the dots: a kernel as
+	 * fast as its reference shows both at one place. */
 	roof_points(b, json_object_get(roof, "best"), &x, &y, colors[0], 0);
+	roof_points(b, json_object_get(roof, "reference"), &x, &y, colors[1], 1);
 	geak_buf_printf(b, "<circle cx=\"%d\" cy=\"14\" r=\"4.5\" fill=\"%s\"/>"
 	    "<text x=\"%d\" y=\"18\" class=\"legend\">best</text>"
-	    "<circle cx=\"%d\" cy=\"14\" r=\"4.5\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>"
+	    "<circle cx=\"%d\" cy=\"14\" r=\"" RING_R "\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>"
 	    "<text x=\"%d\" y=\"18\" class=\"legend\">reference</text>\n",
 	    W - PAD_R - 170, colors[0], W - PAD_R - 160,
-	    W - PAD_R - 100, colors[1], W - PAD_R - 90);
+	    W - PAD_R - 100, colors[1], W - PAD_R - 86);
 	snprintf(title, sizeof title, "Roofs: %.0f GB/s of HBM bandwidth, %.0f %s TFLOP/s, "
 	    "ridge at %.0f FLOP/byte; one point per performance case.", bw, peak,
 	    json_string_value(json_object_get(roof, "dtype")) ?

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$top/tests/06lib.sh"
 command -v jq >/dev/null 2>&1 || skip_all "jq is needed"
-plan 14
+plan 15
 
 cat > script.jsonl <<'EOS'
 {"match": "was timed against the reference", "text": "```reflection\nIt reads every element once.\n```"}
@@ -82,6 +82,9 @@ check_same "summary: the best candidate's and the reference's points" \
 		reference: [.reference[:2][] | [(.intensity * 1e4 | round / 1e4), (.tflops * 1e4 | round / 1e4), .bound]]}' summary.json)"
 check_match "report: the roofline plot, its roofs and points" \
 	'Roofline: plain/add.*\[67108864\]: 0.268 TFLOP/s, memory-bound.*Roofs: 4800 GB/s of HBM bandwidth, 495 tf32 TFLOP/s, ridge at 103 FLOP/byte' \
+	"$(tr '\n' ' ' < report.html)"
+check_match "... the reference's rings drawn after the kernel's dots, and wider" \
+	'Roofline: plain/add.*<circle [^>]*r="4\.5" fill="#[0-9a-f]*".*<circle [^>]*r="7\.5" fill="none".*Roofs:' \
 	"$(tr '\n' ' ' < report.html)"
 
 # A perf script that gives no byte or operation counts: said, not guessed.
