@@ -511,7 +511,7 @@ geak_job_go(struct geak_slot *s, int go, char *err, size_t errlen)
 {
 	json_t *msg = json_pack("{s:b}", GEAK_MSG_GO, go), *resp;
 	double t0 = geak_now();
-	int paused = 0;
+	int paused = 0, alone = go && s->queue;
 
 	if (!s->pending) {
 		json_decref(msg);
@@ -519,7 +519,7 @@ geak_job_go(struct geak_slot *s, int go, char *err, size_t errlen)
 		return NULL;
 	}
 	s->pending = 0;
-	if (go && s->queue) {
+	if (alone) {
 		geak_trace(s, "%s: ready; waiting for GPU %s (alone)", s->pending_name, s->gpu);
 		paused = queue_enter(s, GEAK_GPU_ALONE, &s->member);
 		geak_trace(s, "%s: timing after %.1f s waiting, %d correctness runs paused",
@@ -530,17 +530,17 @@ geak_job_go(struct geak_slot *s, int go, char *err, size_t errlen)
 	 * it kept and ends: the correctness runs go on from there. */
 	if (resp && json_is_true(json_object_get(resp, GEAK_MSG_TIMED))) {
 		json_decref(resp);
-		if (go && s->queue) {
+		if (alone) {
 			geak_gpuqueue_leave(s->queue, GEAK_GPU_ALONE, &s->member);
 			geak_trace(s, "%s: timed; GPU %s shared again", s->pending_name, s->gpu);
-			go = 0;
+			alone = 0;
 		}
 		resp = go_read(s, err, errlen);
 	}
 	if (!resp)
 		s->up[GEAK_W_RUN] = 0;
 	json_decref(msg);
-	if (go && s->queue)
+	if (alone)
 		geak_gpuqueue_leave(s->queue, GEAK_GPU_ALONE, &s->member);
 	geak_trace(s, "%s: %s", s->pending_name, resp ? geak_job_status(resp) : "failed");
 	return resp;

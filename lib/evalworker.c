@@ -203,15 +203,27 @@ ro_add_list(const char *list)
 	free(copy);
 }
 
-static void
-ro_add_dir_of(const char *file)
+/* The folder a path is in, or NULL at the top (caller frees). */
+static char *
+dir_of(const char *path)
 {
-	char *d = geak_xstrdup(file), *slash = strrchr(d, '/');
+	char *d = geak_xstrdup(path), *slash = strrchr(d, '/');
 
 	if (slash && slash != d) {
 		*slash = '\0';
-		ro_add(d);
+		return d;
 	}
+	free(d);
+	return NULL;
+}
+
+static void
+ro_add_dir_of(const char *file)
+{
+	char *d = dir_of(file);
+
+	if (d)
+		ro_add(d);
 	free(d);
 }
 
@@ -222,18 +234,12 @@ ro_add_dir_of(const char *file)
 static void
 ro_add_profiler(const char *profiler)
 {
-	char *real = realpath(profiler, NULL);
+	char *real = realpath(profiler, NULL), *bin = real ? dir_of(real) : NULL;
 
 	ro_add_dir_of(profiler);
-	if (real) {
-		char *d = geak_xstrdup(real), *slash = strrchr(d, '/');
-		if (slash && slash != d) {
-			*slash = '\0';
-			ro_add_dir_of(d);
-		}
-		free(d);
-	}
-	free(real);
+	if (bin)
+		ro_add_dir_of(bin);
+	free(bin), free(real);
 	ro_add("/opt/nvidia");
 }
 
