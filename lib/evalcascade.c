@@ -275,6 +275,8 @@ timing(struct geak_slot *s, struct geak_profile *p, const char *dir, const char 
 	if (!ev->exec)
 		return 0;
 	cand = geak_job_load(dir, GEAK_FILE_TIMING);
+	ev->phases[GEAK_PHASE_PREPARE] = json_number_value(geak_get(cand, "spent.prepare"));
+	ev->phases[GEAK_PHASE_PERF_ALONE] = json_number_value(geak_get(cand, "spent.alone"));
 	ev->phases[GEAK_PHASE_PERF_TUNING] = json_number_value(geak_get(cand, "spent.tuning"));
 	ev->phases[GEAK_PHASE_PERF_TIMED] = json_number_value(geak_get(cand, "spent.timed"));
 	ev->phases[GEAK_PHASE_PERF_PROFILE] = json_number_value(geak_get(cand, "spent.profile"));

@@ -17,8 +17,8 @@ static const char *const note_names[GEAK_NNOTES] = {
 	"one_call_per_process", "original_test", "perf_skipped", "no_pidns", "no_private_root",
 };
 static const char *const phase_names[GEAK_NPHASES] = {
-	"static", "reference", "call", "call_tests", "call_perf_checks", "judge", "perf", "perf_tuning",
-	"perf_timed", "perf_profile", "lock_wait",
+	"static", "reference", "call", "call_tests", "call_perf_checks", "call_prepare", "judge", "perf",
+	"perf_alone", "perf_tuning", "perf_timed", "perf_profile", "lock_wait",
 };
 /* eval.reason, as geak-record(5) lists them. */
 static const char *const reasons[] = {

@@ -115,17 +115,21 @@ def session(program, test, sub, select, cap=0):
     path = _file(program, test, sub)
     forget_modules(program.dir)
     plugin = Plugin(_names(program), cap)
-    # pytest's own plugins only, less those that capture logging and
-    # watch for unraisable exceptions (which collects garbage after each
-    # test): the tests use none of them, and loading, rewriting and
-    # running them cost most of a session's time.
+    code = pytest.main(_pytest_args(path, select), plugins=[plugin])
+    return plugin, int(code)
+
+
+def _pytest_args(path, select):
+    """A session of the file at path, its tests selected by select.
+    pytest's own plugins only, less those that capture logging and watch
+    for unraisable exceptions (which collects garbage after each test):
+    the tests use none of them, and loading, rewriting and running them
+    cost most of a session's time."""
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    args = [path, "-q", "-p", "no:cacheprovider", "-p", "no:logging", "-p", "no:unraisableexception",
+    return [path, "-q", "-p", "no:cacheprovider", "-p", "no:logging", "-p", "no:unraisableexception",
             "-p", "no:threadexception", "--noconftest", "-k", select,
             "--rootdir", os.path.dirname(path), "-o", "python_files=*.py",
             "--import-mode=importlib"]
-    code = pytest.main(args, plugins=[plugin])
-    return plugin, int(code)
 
 
 def _gold(program, test, sub):
@@ -170,11 +174,14 @@ def correctness(program):
     return gold
 
 
-def _reference_ops(program, visit):
-    """The reference's file's test_performance cases, each called once and
-    kept as its operation (its inputs with it) while a quarter of the
-    device's memory holds them, for the candidate's cases to be timed
-    against; a case past that is timed alone here (visit's alone_ref)."""
+def reference_ops(program, visit=None, only=None):
+    """The reference's file's test_performance cases (those named in only,
+    where given), each called once and kept as its operation (its inputs
+    with it) while a quarter of the device's memory holds them, for the
+    candidate's cases to be timed against: (kept, over).  A case past that
+    budget is timed alone here where visit is given (visit's alone_ref);
+    otherwise its key goes into over, for the timing to call
+    reference_ops again for it."""
     import torch
     from geak_eval.perf.ROCm import performance_utils_pytest as pu
     spec = program.spec
@@ -184,40 +191,47 @@ def _reference_ops(program, visit):
     path = os.path.join(where, program.name + ".py")
     with open(path, "w") as fp:
         fp.write(text)
-    kept = {}
+    kept, over = {}, set()
     base = torch.cuda.memory_allocated()
     budget = torch.cuda.get_device_properties(0).total_memory // 4
 
     def keep(fn, key):
+        if only is not None and key not in only:
+            return (1.0, 1.0, 1.0)
         fn = source.on_reference_cache(lambda _, op=fn: op())
         fn(None)
         torch.cuda.synchronize()
         if torch.cuda.memory_allocated() - base <= budget:
             kept[key] = fn
-            return (1.0, 1.0, 1.0)
-        return visit(key, None, fn, None, None, None, alone_ref=True) or (1.0, 1.0, 1.0)
+        elif visit is None:
+            over.add(key)
+        else:
+            return visit(key, None, fn, None, None, None, alone_ref=True) or (1.0, 1.0, 1.0)
+        return (1.0, 1.0, 1.0)
     forget_modules(program.dir)
     pu.TIMER = keep
     try:
-        pytest.main([path, "-q", "-p", "no:cacheprovider", "--noconftest", "-k", "test_performance",
-                     "--rootdir", where, "-o", "python_files=*.py", "--import-mode=importlib"],
-                    plugins=[Spread(program.cases_cap)])
+        pytest.main(_pytest_args(path, "test_performance"), plugins=[Spread(program.cases_cap)])
     finally:
         pu.TIMER = None
         pu._RESULTS.clear()
-    return kept
+    return kept, over
 
 
 def performance(program, visit, with_reference=False):
     """Every test_performance case, through the benchmarker: visit(key,
     make, call, meta) for each, its return value the benchmarker's
     (median, min, max) ms; with_reference, the reference's operation of
-    the same case (see _reference_ops) as visit's ref.  Returns each
+    the same case (see reference_ops) as visit's ref.  Returns each
     case's bytes and operations per call ({key: {"gbps", "tflops"} at 1
     ms}) where the file's calculators give them, and raises where pytest
     found failures."""
     from geak_eval.perf.ROCm import performance_utils_pytest as pu
-    kept = _reference_ops(program, visit) if with_reference else {}
+    kept = {}
+    if with_reference:
+        kept, over = program._ref()
+        if over:
+            reference_ops(program, visit, over)
     pu._RESULTS.clear()
 
     def timer(fn, key):

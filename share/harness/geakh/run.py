@@ -230,14 +230,6 @@ class Job:
         }
         _dump(os.path.join(self.dir, "result.json"), result)
 
-    # -- timing --
-
-    def timing(self):
-        plan = self.plan.get("timing")
-        if not plan:
-            return
-        timing.run(self, plan)
-
 
 class _DeviceLost(Exception):
     pass
@@ -352,14 +344,21 @@ def _forced_run(job, seed, force):
 
 
 def finish(job, ok):
-    """The performance checks, the result, and the timing on go."""
+    """The performance checks, the result, the reference's side of the
+    timing made, and the timing on go."""
     t0 = time.monotonic()
     if ok:
         job.perf_checks()
     job.spent["perf_checks"] = round(time.monotonic() - t0, 3)
     job.save()
-    if ok and job.plan.get("timing") and job.hooks["ready"]():
-        job.timing()
+    if not (ok and job.plan.get("timing")):
+        return
+    t0 = time.monotonic()
+    if job.plan["timing"].get("reference", True):
+        job.program.prepare()
+    prepared = time.monotonic() - t0
+    if job.hooks["ready"]():
+        timing.run(job, job.plan["timing"], prepared)
 
 
 def main(workdir, nonce, req, hooks):

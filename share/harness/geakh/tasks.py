@@ -119,6 +119,7 @@ class Program:
         self.perf_cases = None  # a perf script's made inputs, kept for the timing
         self.cases_total = None  # how many performance cases the task has
         self.cases_cap = int(spec.get("perf_cases") or 0)  # run at most this many
+        self.ref_side = None  # ("ok", the reference's side) or ("raise", why), see prepare
         self.notes = set()
         sys.path.insert(0, workdir)
 
@@ -228,10 +229,7 @@ class Program:
             self._load_kernelbench()
         seed = self.spec.get("seeds", [42])[0]
         model = self._model(self.model_cls, seed)
-        ref = None
-        if with_reference:
-            ref_model = self._model(self.problem.Model, seed)
-            ref = on_reference_cache(lambda a: ref_model(*a))
+        ref = self._ref() if with_reference else None
         inp = tuple(self._inputs(seed))
         self.cases_total = 1
         visit(0, lambda poison=False: clone(inp, poison), lambda a: model(*a), None, inp, inp, ref=ref)
@@ -247,6 +245,44 @@ class Program:
         is loaded beside the code (a module of its own, not watched) and
         visit gets ref=its call on the same case too, for the timing."""
         return getattr(self, "_cases_" + self.suite)(visit, with_reference)
+
+    def prepare(self):
+        """The reference's side of the timing, made before the timing's go
+        (it needs the device, not the device alone), so that the window
+        in which the timing holds the device alone holds the cases only.
+        What fails here fails again, the same way, inside the timing."""
+        if self.ref_side is not None:
+            return
+        try:
+            self.ref_side = ("ok", getattr(self, "_ref_" + self.suite)())
+        except Exception as exc:  # noqa: BLE001 - raised again by _ref
+            self.ref_side = ("raise", exc)
+
+    def _ref(self):
+        self.prepare()
+        how, side = self.ref_side
+        if how == "raise":
+            raise side
+        return side
+
+    def _ref_tbg(self):
+        if self.mod is None:
+            self._load_tbg(with_test=False)
+        return on_reference_cache(self._reference_perf().call_op)
+
+    def _ref_plain(self):
+        rf = getattr(self._reference_module(), self.spec.get("entry") or self.name)
+        return on_reference_cache(lambda a: rf(*a))
+
+    def _ref_kernelbench(self):
+        if self.mod is None:
+            self._load_kernelbench()
+        ref_model = self._model(self.problem.Model, self.spec.get("seeds", [42])[0])
+        return on_reference_cache(lambda a: ref_model(*a))
+
+    def _ref_rocm(self):
+        from . import rocm
+        return rocm.reference_ops(self)
 
     def _reference_module(self, imports=""):
         rdir = os.path.join(self.dir, "ref")
@@ -285,7 +321,7 @@ class Program:
             # same inputs; their random values are drawn on the device.
             self.perf_cases = self._perf_inputs()
         pm = self.perf_cases
-        ref = on_reference_cache(self._reference_perf().call_op) if with_reference else None
+        ref = self._ref() if with_reference else None
         meta = Meta(getattr(pm, "get_gbps", None), getattr(pm, "get_tflops", None))
         host = pm.input_tensors
         self.cases_total = len(host)
@@ -318,10 +354,7 @@ class Program:
             self._load_plain()
         perf = self._perf_script()
         fn = self.fn
-        ref = None
-        if with_reference:
-            rf = getattr(self._reference_module(), self.spec.get("entry") or self.name)
-            ref = on_reference_cache(lambda a: rf(*a))
+        ref = self._ref() if with_reference else None
         guard.reseed(self.spec.get("seeds", [42])[0])
         cases = [tuple(c) if isinstance(c, (list, tuple)) else (c,) for c in perf.perf_inputs()]
         meta = Meta(getattr(perf, "gbps", None), getattr(perf, "tflops", None))

@@ -103,7 +103,9 @@ def _hides_work(retake, checked, tries=5):
     return _hidden(best[0]) and not (len(best) > 1 and _hidden(best[1]))
 
 
-def run(job, plan):
+def run(job, plan, prepared=0.0):
+    """The timing, on go; prepared: the seconds spent before the go making
+    the reference's side (tasks.Program.prepare)."""
     reps = max(3, int(plan.get("reps") or 20))
     warmup = max(1, int(plan.get("warmup") or 2))
     skip = set(map(str, plan.get("skip") or []))
@@ -117,7 +119,7 @@ def run(job, plan):
     # The interpreter cannot time configurations: it takes the first.
     autotune.set_policy("first" if job.device == "cpu" else ("pin",), plan.get("pins"), pinned=theirs)
     cases, kept, alone = [], {}, {}
-    spent = {"tuning": 0.0, "timed": 0.0, "profile": 0.0}
+    spent = {"tuning": 0.0, "timed": 0.0, "profile": 0.0, "prepare": prepared, "setup": None}
     result = {"nonce": job.nonce, "cases": cases, "reps": reps, "spent": spent}
     t0 = time.monotonic()
     tuned0 = autotune.STATE.search_s
@@ -125,6 +127,8 @@ def run(job, plan):
 
     def visit(key, make, call, meta, host, master, ref=None, alone_ref=False):
         k = str(key)
+        if spent["setup"] is None:
+            spent["setup"] = time.monotonic() - t0
         if k in skip:
             return None
         autotune.forget()
@@ -188,10 +192,10 @@ def run(job, plan):
     result["probe_after"] = timer.probe()
     result["untouched"] = timer.untouched()
     job.hooks["timed"]()  # what follows needs no GPU alone
-    result["seconds"] = round(time.monotonic() - t0, 3)
+    result["seconds"] = spent["alone"] = round(time.monotonic() - t0, 3)
     spent["tuning"] = autotune.STATE.search_s - tuned0
     for k in spent:
-        spent[k] = round(spent[k], 3)
+        spent[k] = round(spent[k] or 0.0, 3)
     torch.save(kept, os.path.join(job.dir, "timed.pt"))
     tmp = os.path.join(job.dir, "timing.json.tmp")
     with open(tmp, "w") as fp:
