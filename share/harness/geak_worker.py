@@ -18,6 +18,7 @@ the kernel allows).
 The first line written is a greeting with the harness version, library
 versions and the device.
 """
+import gc
 import hashlib
 import importlib
 import json
@@ -68,6 +69,7 @@ def _preload():
 
 
 _preload()
+guard.drop_absent_seeding()
 
 
 # Job layers (geakh/sandbox.py's letters, and L for Landlock) that the GPU
@@ -723,6 +725,12 @@ def _warm_triton():
 
 def main():
     _warm_triton()
+    # What the worker holds now (the imports: several hundred thousand
+    # objects) lives as long as it does: out of the collector's sight,
+    # a job's collections scan its own objects only, and never write to
+    # the pages it shares with the worker.
+    gc.collect()
+    gc.freeze()
     guard.become_subreaper()
     signal.signal(signal.SIGUSR1, _on_pause_signal)
     signal.signal(signal.SIGUSR2, _on_pause_signal)

@@ -59,6 +59,7 @@ class Counter:
         self.active = True       # off while timed calls run
         self.call = None         # the call in progress (entry.Call), or None
         self.top_level = None    # called with a launch made outside any call
+        self._real = {}          # a code object's file name -> its real path
 
     def watch(self, path, last_line=None):
         self.files[os.path.realpath(path)] = last_line
@@ -69,7 +70,9 @@ class Counter:
         code = getattr(fn, "__code__", None) or getattr(getattr(fn, "fn", None), "__code__", None)
         if code is None:
             return False
-        path = os.path.realpath(code.co_filename)
+        path = self._real.get(code.co_filename)
+        if path is None:  # every launch asks: a path resolved once a job
+            path = self._real[code.co_filename] = os.path.realpath(code.co_filename)
         if path not in self.files:
             return False
         last = self.files[path]

@@ -48,8 +48,6 @@ def sample(t, salt):
     at sample_positions, and float64 sums of the values and their
     magnitudes (NaN and infinities counted apart)."""
     flat = t.detach().reshape(-1)
-    # Computed where the tensor is: on the host they took longer than
-    # the rest of the sample.
     idx = sample_positions(flat.numel(), salt, flat.device)
     out = {"__sample__": True, "shape": tuple(t.shape), "dtype": str(t.dtype),
            "idx": idx.to("cpu"), "values": flat[idx].to("cpu")}
@@ -57,14 +55,20 @@ def sample(t, salt):
         flat = flat.to(torch.uint8)
     floating = t.is_floating_point() or t.is_complex()
     wide = torch.complex128 if t.is_complex() else torch.float64
-    total = torch.zeros((), dtype=wide, device=flat.device)
-    absolute = torch.zeros((), dtype=torch.float64, device=flat.device)
-    nan = torch.zeros((), dtype=torch.int64, device=flat.device)
-    inf = torch.zeros((), dtype=torch.int64, device=flat.device)
+    # Summed on the device where the process uses one, a host tensor's
+    # pieces copied there: on the host, with the few threads each of many
+    # jobs gets, the sums took longer than the run that made the tensor.
+    where = flat.device
+    if where.type == "cpu" and torch.cuda.is_available() and torch.cuda.is_initialized():
+        where = torch.device("cuda")
+    total = torch.zeros((), dtype=wide, device=where)
+    absolute = torch.zeros((), dtype=torch.float64, device=where)
+    nan = torch.zeros((), dtype=torch.int64, device=where)
+    inf = torch.zeros((), dtype=torch.int64, device=where)
     # In pieces: a float64 copy of a whole output of several GiB does not
-    # fit beside it.  Summed where the tensor is, read once at the end.
+    # fit beside it.  Read once at the end.
     for i in range(0, flat.numel(), SUM_PIECE):
-        piece = flat[i:i + SUM_PIECE]
+        piece = flat[i:i + SUM_PIECE].to(where)
         if floating:
             finite = torch.isfinite(piece)
             nan += torch.isnan(piece).sum()
