@@ -29,6 +29,10 @@
 #           (another --speedup-limit) but reference outputs and compiled
 #           kernels cached: the rate for new candidates of known tasks
 #   cached  the set again, every result from the evaluation cache
+#   fresh   the set with each code made new by a comment, as a loop's next
+#           candidates are (its kernels compiled apart from the
+#           reference's), cache in out/cache: self-speedups where the
+#           reference's kernels come from a cache of their own
 #   NAME    any other name: DATA_DIR/NAME.jsonl as all (timed, out/cache)
 #   save    the evaluation cache as OUT_DIR/eval-cache.tgz: a later call on
 #           a fresh machine, given it with -r (carried), resumes from it
@@ -116,6 +120,11 @@ for step; do
 	recheck) run recheck "$b" "$(mktemp -d)" "" "$data/recheck.jsonl" --no-perf ;;
 	rewarm) run rewarm "$b" "$top/out/cache" "" "$data/$set.jsonl" --speedup-limit 10.5 ;;
 	cached) run cached "$b" "$top/out/cache" "" "$data/$set.jsonl" ;;
+	fresh)
+		jq -c --arg n "$(date +%s%N)" 'if (.code | type) == "string" then .code += "\n# fresh \($n)\n" else . end' \
+			"$data/$set.jsonl" > "$o/fresh-in.jsonl" || exit 3
+		run fresh "$b" "$top/out/cache" "" "$o/fresh-in.jsonl"
+		rm -f "$o/fresh-in.jsonl" ;;
 	save) tar czf "$o/eval-cache.tgz" -C "$top/out/cache" eval && ls -l "$o/eval-cache.tgz" ;;
 	*)
 		[ -r "$data/$name.jsonl" ] || { echo "$0: unknown step '$name' (and no $data/$name.jsonl)" >&2; exit 2; }
