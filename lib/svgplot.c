@@ -266,7 +266,9 @@ roof_axes(struct geak_buf *b, const struct logaxis *x, const struct logaxis *y)
 	    "(FLOP/byte); TFLOP/s upwards</text>\n", PAD_L + sx / 2, H - 8);
 }
 
-/* A reference's ring: around a 4.5-pixel dot with room between. */
+/* A kernel's dot, and a reference's ring around such a dot with room
+ * between. */
+#define DOT_R "4.5"
 #define RING_R "7.5"
 
 static void
@@ -284,7 +286,7 @@ roof_points(struct geak_buf *b, json_t *pts, const struct logaxis *x, const stru
 		geak_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\" "
 		    "stroke=\"%s\" stroke-width=\"2\"><title>", log_pos(x, num(pt, "intensity"), PAD_L, sx),
 		    H - PAD_B - (log10(v) - y->lo) / (y->hi - y->lo) * sy,
-		    hollow ? RING_R : "4.5", hollow ? "none" : color, color);
+		    hollow ? RING_R : DOT_R, hollow ? "none" : color, color);
 		char *shape = json_dumps(json_object_get(pt, "shape"), JSON_COMPACT | JSON_ENCODE_ANY);
 		geak_svg_escape(b, shape ? shape : "?");
 		free(shape);
@@ -322,7 +324,7 @@ geak_svg_roofline(struct geak_buf *b, const char *id, json_t *roof)
 	 * fast as its reference shows both at one place. */
 	roof_points(b, json_object_get(roof, "best"), &x, &y, colors[0], 0);
 	roof_points(b, json_object_get(roof, "reference"), &x, &y, colors[1], 1);
-	geak_buf_printf(b, "<circle cx=\"%d\" cy=\"14\" r=\"4.5\" fill=\"%s\"/>"
+	geak_buf_printf(b, "<circle cx=\"%d\" cy=\"14\" r=\"" DOT_R "\" fill=\"%s\"/>"
 	    "<text x=\"%d\" y=\"18\" class=\"legend\">best</text>"
 	    "<circle cx=\"%d\" cy=\"14\" r=\"" RING_R "\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>"
 	    "<text x=\"%d\" y=\"18\" class=\"legend\">reference</text>\n",
