@@ -1,9 +1,13 @@
 """Two autotuned kernels, one that asks for CUDA-graph searches, searched
-under geakh.autotune's "quick" policy: prints how many configurations were timed
-and with which (warm-up, repetition) in ms.  Every one must be timed
-briefly, "timed 5 with [(1, 5)]"; without the quick searches the first
-kernel's would go to the driver's benchmarker and the second's to
-do_bench_cudagraph, for 25 and 100 ms each."""
+under geakh.autotune's policy POLICY (default "quick"):
+
+    quick_search.py [quick|full]
+
+prints how many configurations were timed and with which (warm-up,
+repetition) in ms.  Every one must be timed by the harness's rule,
+"timed 5 with [(1, 5)]" quick and "timed 5 with [(2, 10)]" full; left
+to Triton, the first kernel's would go to the driver's benchmarker and
+the second's to do_bench_cudagraph, for 25 and 100 ms each."""
 import os
 import sys
 
@@ -30,7 +34,7 @@ def recording_bench(fn, warmup=25, rep=100, quantiles=None, **kwargs):
 
 testing.do_bench = recording_bench
 autotune.install()
-autotune.set_policy("quick")
+autotune.set_policy(sys.argv[1] if len(sys.argv) > 1 else "quick")
 
 
 @triton.autotune(configs=[triton.Config({"B": b}) for b in (16, 32, 64)], key=["n"])

@@ -4,9 +4,9 @@ Every autotuned launch goes through Autotuner.run, which searches once per
 key and caches the choice.  The harness needs four things of it, all set
 here and nowhere else:
 
-  policy   how a search is made: "full" (as the kernel asks: the timing),
-           "quick" (each configuration timed for a few ms: correctness runs
-           want outputs, and any configuration's must pass), "first" (the
+  policy   how a search is made: "full" (each configuration timed for
+           SEARCH_MS: the timing), "quick" (for QUICK_MS: correctness
+           runs want outputs, and any configuration's must pass), "first" (the
            CPU interpreter, which cannot time: the first configuration),
            ("force", k) (configuration k of every tuner, modulo its count:
            calibration runs the reference under each) and ("pin", choices)
@@ -28,7 +28,13 @@ import contextlib
 import time
 import weakref
 
-QUICK_SEARCH_MS = (1, 5)  # warm-up and repetition of each configuration
+# Milliseconds of warm-up and of timed calls per configuration searched.
+# Triton's own default is (25, 100); a full search runs with the GPU held
+# alone, so it takes a tenth: configurations whose medians over that many
+# calls differ by less than their noise are a tie, whichever is chosen.
+# Both sides of a timing search by the same rule.
+SEARCH_MS = (2, 10)
+QUICK_MS = (1, 5)
 
 
 class _State:
@@ -105,9 +111,8 @@ def install():
             return [0.0, 0.0, 0.0]
         STATE.benching += 1
         try:
-            if policy == "quick":
-                return _quick(self, bench, args, config, meta)
-            return bench(self, *args, config=config, **meta)
+            ms = QUICK_MS if policy == "quick" else SEARCH_MS
+            return _timed(self, bench, ms, args, config, meta)
         finally:
             STATE.benching -= 1
 
@@ -126,9 +131,10 @@ def _takes_pin(tuner):
     return text is not None and _config_text(tuner, text) is not None
 
 
-def _quick(tuner, bench, args, config, meta):
+def _timed(tuner, bench, ms, args, config, meta):
+    """Autotuner._bench, its calls timed for ms (warm-up, repetition)."""
     from triton import testing
-    warmup, rep = QUICK_SEARCH_MS
+    warmup, rep = ms
     saved = tuner.__dict__.get("do_bench")
     tuner.do_bench = lambda fn, quantiles: testing.do_bench(fn, warmup=warmup, rep=rep,
                                                             quantiles=quantiles)

@@ -8,15 +8,16 @@ in separate processes a minute apart differed by up to 30% on an H200.
 The reference is loaded from its own file, beside the code, and its
 kernels are not the code's (their launches are not counted for it).
 
-Each case in turn: every autotuner's choices are forgotten, so that the
-code tunes on this case as it asks, outside the timed calls; the
+The correctness runs' choices (a quick search's) are forgotten first, so
+that the code's autotuners search afresh (autotune's "full" rule),
+outside the timed calls, once per key as they would in use; the
 reference's tuners take the choices pinned for them (those its first
-timing's full search made, which the result reports) and search where
-none is.  Two warm-up calls of each side follow (the code's first one
-keeps its outputs, and its launches are counted: there must be some),
-then the timed calls (bench.Bench), of which one of the code's, drawn by
-the run's nonce, keeps its outputs too.  The judge compares the kept
-outputs with the reference's afterwards, so code that behaves while
+timing's search made, which the result reports) and search where none
+is.  On each case, two warm-up calls of each side follow (the code's
+first one keeps its outputs, and its launches are counted: there must be
+some), then the timed calls (bench.Bench), of which one of the code's,
+drawn by the run's nonce, keeps its outputs too.  The judge compares the
+kept outputs with the reference's afterwards, so code that behaves while
 checked and not while timed fails there.  timing.json gets each case's
 medians, minimum and maximum, the autotuner choices and launches, a
 probe of the device before and after (bench.Bench.probe), the names of
@@ -118,6 +119,7 @@ def run(job, plan, prepared=0.0):
     theirs = lambda tuner: not ours(tuner)  # noqa: E731
     # The interpreter cannot time configurations: it takes the first.
     autotune.set_policy("first" if job.device == "cpu" else ("pin",), plan.get("pins"), pinned=theirs)
+    autotune.forget()
     cases, kept, alone = [], {}, {}
     spent = {"tuning": 0.0, "timed": 0.0, "profile": 0.0, "prepare": prepared, "setup": None}
     result = {"nonce": job.nonce, "cases": cases, "reps": reps, "spent": spent}
@@ -131,7 +133,6 @@ def run(job, plan, prepared=0.0):
             spent["setup"] = time.monotonic() - t0
         if k in skip:
             return None
-        autotune.forget()
         sides = Sides(timer, make, seed)
         if alone_ref:  # a reference's case that could not wait for the code's
             for _ in range(warmup):
