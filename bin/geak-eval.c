@@ -602,7 +602,7 @@ usage(FILE *fp)
 	    "      --timeout S         seconds a job may run after its first call (default 120)\n"
 	    "      --compile-timeout S seconds until the first call returns (default 300)\n"
 	    "      --seeds N           seeds per correctness check (default 3)\n"
-	    "      --reps N            timed calls per case and side (default 20)\n"
+	    "      --reps N            timed calls per case and side, at most (default 20)\n"
 	    "      --perf-cases N      of a task's performance cases, check and time N spread\n"
 	    "                          over them, 0: all (default 64)\n"
 	    "      --speedup-limit X   flag speedups above X (default 10)\n"

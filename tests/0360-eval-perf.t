@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 49
+plan 50
 c=$top/tests/cheats
 # drive NAME REF CAND [PERF]: the whole path, its JSON on stdout.
 drive() {
@@ -165,6 +165,11 @@ check_same "a synchronised call's wall time far above its event time is work the
 	"False True" \
 	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import timing
 print(timing._hidden((1.0, 1.2)), timing._hidden((1.0, 3.0)))')"
+check_same "a side's timed calls stop near 100 ms of device time, never below five or above --reps" \
+	"20 10 5 20 3" \
+	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import timing as t
+print(t.reps_for(20, [1.0, 0.2]), t.reps_for(20, [2.0, 10.0]), t.reps_for(20, [50.0]),
+      t.reps_for(20, [0.0]), t.reps_for(3, [50.0]))')"
 check_same "a hidden-looking sample is retaken: noise once is not hidden work, every time is" \
 	"False True False False" \
 	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import timing

@@ -39,6 +39,21 @@ from .errors import error_info
 
 COUNTER = launches.COUNTER
 
+# A side's timed calls on a case stop at about SERIES_MS of device time,
+# as Triton's do_bench does, but never below MIN_REPS calls: the calls of
+# a heavy kernel vary little, and each one holds the GPU alone.
+SERIES_MS = 100.0
+MIN_REPS = 5
+
+
+def reps_for(reps, checked_ms):
+    """The timed calls a side makes on a case whose synchronised calls
+    took checked_ms (event ms per side): at most reps."""
+    slowest = max(checked_ms, default=0.0)
+    if slowest <= 0:
+        return reps
+    return max(min(MIN_REPS, reps), min(reps, int(SERIES_MS / slowest)))
+
 
 class Sides:
     """The code's and the reference's calls on one case."""
@@ -136,9 +151,9 @@ def run(job, plan, prepared=0.0):
         sides = Sides(timer, make, seed)
         if alone_ref:  # a reference's case that could not wait for the code's
             for _ in range(warmup):
-                sides.call(call)
+                (ev, _), _, _ = sides.call(call)
             t_series = time.monotonic()
-            times = sides.series([getattr(call, "unwrapped", call)], reps)[0][0]
+            times = sides.series([getattr(call, "unwrapped", call)], reps_for(reps, [ev]))[0][0]
             spent["timed"] += time.monotonic() - t_series
             alone[k] = dict(zip(("ms", "min_ms", "max_ms"), _stats(times)),
                             choices=autotune.choices(theirs))
@@ -163,8 +178,9 @@ def run(job, plan, prepared=0.0):
         fns = [call, getattr(ref, "unwrapped", ref)] if ref is not None else [call]
         # One synchronised call a side, then the queued series.
         checked = [sides.call(fn)[0] for fn in fns]
+        case["reps"] = n = reps_for(reps, [ev for ev, _ in checked])
         t_series = time.monotonic()
-        per, (x, out) = sides.series(fns, reps, rng.randrange(reps))
+        per, (x, out) = sides.series(fns, n, rng.randrange(n))
         spent["timed"] += time.monotonic() - t_series
         outs.append(_kept(out, x, master, k))
         del x, out
