@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 44
+plan 46
 
 cat > ref.py <<'PY'
 import torch
@@ -270,6 +270,31 @@ check_same "a candidate wrong at one element in every run fails" "false mismatch
 	"$(sed -n 2p sparse.out | jq -r '.eval | "\(.exec) \(.reason)"')"
 check_match "its message gives the counts" "own runs differ at up to [0-9]+ elements, the candidate.s outputs at [0-9, ]+, [1-9][0-9]* in all of them" \
 	"$(sed -n 2p sparse.out | jq -r '.eval.message')"
+
+# A reference whose race is decided alike within a process and apart
+# across processes (the tail's element is set by the process id, as reads
+# of never-written memory give each process its own garbage): its
+# identical candidate differs from it at one element in every output,
+# and passes, noted, since the reference's own runs in one process did
+# so too; one wrong at more elements than twice the reference's spread
+# still fails.
+{ kernel; cat <<'PY'
+def scale(x, s):
+    out = torch.empty(x.numel() + 65536, device=x.device)
+    _scale[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), s, BLOCK=64)
+    out[x.numel():] = 0
+    out[x.numel() + os.getpid() % 65536] = 1
+    return out
+PY
+} > perproc.py
+sed 's/) \* s, mask/) * s + (offs < 8), mask/' perproc.py > perproc-wrong.py
+check_same "the per-process racing reference and its wrong twin are what they say" "1 1" \
+	"$(grep -c 'os.getpid() % 65536' perproc.py) $(grep -c 'offs < 8' perproc-wrong.py)"
+mutants perproc perproc.py perproc perproc-wrong
+geak-eval --cpu -j 2 --no-cache --static off perproc.jsonl > perproc.out 2> perproc.err
+check_same "races fixed within a process: the same code passes, noted; wrong at 8 elements fails" \
+	"true within_reference_spread false mismatch" \
+	"$(jq -r '.eval | "\(.exec) \(if .exec then (.notes - ["no_landlock", "unstable_reference"] | join(",")) else .reason end)"' perproc.out | paste -sd ' ')"
 
 # A reference whose 64 x 64 output races within row 5 (one of its
 # elements 1 to 63, drawn on every call, is set): a candidate fixed apart

@@ -149,6 +149,7 @@ class Calibration:
         self.has_perf = perf and (bool(spec.get("perf")) or spec.get("suite") in ("rocm", "kernelbench"))
         self.runs = []     # (seed, run record, outputs) of every run that passed
         self.cases = {}    # key -> [outputs] of every check that passed
+        self.by_process = {}  # ("seed", seed) or ("case", key) -> {process: [outputs]}
         self.case_info = {}
         self.first = None  # A's result
 
@@ -204,19 +205,24 @@ class Calibration:
                 continue
             raise Failed("reference", "the reference itself fails: " + str(err.get("message")))
 
-    def take(self, res, outs):
-        """The passing runs and checks of a process, kept."""
+    def take(self, res, outs, name):
+        """The passing runs and checks of process name, kept."""
         if res is None:
             return
         for r, o in zip(res["runs"], outs["runs"]):
             if r.get("ok") and o is not None:
                 self.runs.append((r["seed"], r, o))
+                self._by(("seed", r["seed"]), name).append(o)
         for case in (res.get("perf") or {}).get("cases") or []:
             got = outs["perf"].get(case["key"]) or []
             if case.get("ok"):
                 self.cases.setdefault(case["key"], []).extend(got)
+                self._by(("case", case["key"]), name).extend(got)
             elif case["key"] not in self.case_info:
                 self.case_info[case["key"]] = {"ok": False, "error": case.get("error")}
+
+    def _by(self, what, name):
+        return self.by_process.setdefault(what, {}).setdefault(name, [])
 
     def run(self):
         res, outs = self.first_runs()
@@ -231,19 +237,19 @@ class Calibration:
                                            "dtype": case.get("dtype"), "bytes": case.get("bytes"),
                                            "launches": case.get("launches", 0),
                                            "device_lost": case.get("device_lost", False)}
-        self.take(res, outs)
+        self.take(res, outs, "A")
         self.perf_error = (res.get("perf") or {}).get("error")
         sweep = min(max((res.get("tuner_configs") or {}).values(), default=1), CONFIG_SWEEP)
         got = self.process("B", self.sweep_plan(sweep))
         if got[0] is None or not any(r.get("ok") for r in got[0]["runs"]):
             got = self.process("B0", self.plan(self.seeds, 1))
-        self.take(*got)
+        self.take(*got, "B")
         # A reference run a process per call is not resampled: every
         # further run would be another process.
         if not self.one_call and self.racing():
             plan = self.plan([s for s in self.seeds for _ in range(RESAMPLES)], RESAMPLES)
             got = self.process("R", plan)
-            self.take(*got)
+            self.take(*got, "R")
 
     def racing(self):
         rtol, atol = compare.tolerance(self.spec)
@@ -283,6 +289,7 @@ def _profile(cal):
                           "launches": c.get("launches"), "name": c.get("name"),
                           "side_stream": c.get("side_stream")}
         seeds.append({"seed": seed, "spread": spread, "runs": 1 + len(others),
+                      "fixed_races": _fixed_races(canon, cal.by_process.get(("seed", seed)), rtol, atol),
                       "launches": rec.get("launches", 0),
                       "calls": [{**written[i], "changed": sorted(changed.get(i, ()))}
                                 for i in sorted(written)],
@@ -307,6 +314,7 @@ def _profile(cal):
             # the reference's outputs depend on what lies past its inputs.
             masks += [compare.unstable(canon, poisoned, rtol, atol), compare.nan_where(poisoned)]
         entry["spread"] = spread
+        entry["fixed_races"] = _fixed_races(canon, cal.by_process.get(("case", key)), rtol, atol)
         entry["checks"] = len(outs)
         cases.append(entry)
         tensors["cases"][key] = {"canon": canon, "mask": compare.union(*masks)}
@@ -339,6 +347,29 @@ def _profile(cal):
         "tolerance": [rtol, atol],
     }
     return profile, tensors
+
+
+def _fixed_races(canon, by_process, rtol, atol):
+    """Whether the reference's races are decided alike within a process
+    (reads of memory it never wrote return that process's own garbage):
+    every resampled run (R, one process, the runs plain repeats) differs
+    from the canonical outputs at some element where the first of them
+    also differs from every run of the other processes.  A candidate's
+    outputs, all made in one process, may then all differ at an element
+    that no run of the reference showed."""
+    procs = by_process or {}
+    resampled = [o for o in procs.get("R") or [] if o is not canon]
+    others = [o for name, outs in procs.items() if name != "R" for o in outs if o is not canon]
+    if len(resampled) < 2 or not others:
+        return False
+    common = None
+    for i, o in enumerate(resampled + others):
+        where = compare.unstable(canon if i < len(resampled) else o,
+                                 o if i < len(resampled) else resampled[0], rtol, atol)
+        common = where if i == 0 else compare.intersection(common, where)
+        if common is None:
+            return False
+    return True
 
 
 def _same(a, b):

@@ -140,10 +140,11 @@ class Judge:
     # -- outputs --
 
     def judge_outputs(self, items, also=()):
-        """items: (candidate's output, canonical, mask, spread, label) on
-        one input each, and also more such comparisons (of the candidate's
-        repeated run with its first); raises a Verdict, or notes a pass
-        within the reference's spread."""
+        """items: (candidate's output, canonical, mask, the reference's
+        profile entry for the input, label) on one input each, and also
+        more such comparisons (of the candidate's repeated run with its
+        first); raises a Verdict, or notes a pass within the reference's
+        spread."""
         failed = None
         for out, canon, mask, _, label in list(items) + list(also):
             if mask is not None:
@@ -155,13 +156,14 @@ class Judge:
                 failed = failed or f"{label}: {exc}"
         if failed is None:
             return
-        spread = max((i[3] for i in items), default=0)
+        spread = max((i[3].get("spread", 0) for i in items), default=0)
+        fixed = any(i[3].get("fixed_races") for i in items)
         pairs = []
         for out, canon, mask, _, _ in items:
             rows = compare.rows_of(mask)
             a, b = _comparable(out, canon)
             pairs.append((compare.masked(a, rows), compare.masked(b, rows)))
-        why = compare.unlike_races(pairs, self.rtol, self.atol, spread)
+        why = compare.unlike_races(pairs, self.rtol, self.atol, spread, fixed)
         if why is None:
             self.notes.add(compare.SPREAD_NOTE)
             return
@@ -202,12 +204,12 @@ class Judge:
         first = {}
         for r, o in zip(res["runs"], outs["runs"]):
             t = self.tensors["seeds"][r["seed"]]
-            items.append((o, t["canon"], t["mask"], by_seed[r["seed"]].get("spread", 0),
+            items.append((o, t["canon"], t["mask"], by_seed[r["seed"]],
                           ("repeat run" if r["seed"] in first else "seed") + f" {r['seed']}"))
             first.setdefault(r["seed"], o)
         # The repeated run agrees with the first, where the reference does.
         repeats = [(o, first[r["seed"]], self.tensors["seeds"][r["seed"]]["mask"],
-                    by_seed[r["seed"]].get("spread", 0), f"repeat run {r['seed']}")
+                    by_seed[r["seed"]], f"repeat run {r['seed']}")
                    for r, o in zip(res["runs"], outs["runs"]) if o is not first[r["seed"]]]
         self.judge_outputs(items, repeats)
         if any(compare.downgraded(o.get("gold") if isinstance(o, dict) else o,
@@ -258,7 +260,7 @@ class Judge:
             if values.is_opaque(o):
                 raise Verdict("perf", "cheat", f"{what}: an output is not a plain tensor")
         try:
-            self.judge_outputs([(o, t["canon"], t["mask"], ref.get("spread", 0), what) for o in outs])
+            self.judge_outputs([(o, t["canon"], t["mask"], ref, what) for o in outs])
         except Verdict as v:
             v.stage = "perf"
             raise
