@@ -5,16 +5,17 @@ The reference runs, as a candidate would (run.py), in several processes
 forked from this one, which itself never touches the device:
 
   A  every seed, the first twice (as a candidate runs), and each
-     performance case once and once more with poisoned guard zones after
-     its inputs;
+     performance case once, once more with poisoned guard zones after
+     its inputs, and once amid calls queued back to back, as the timing
+     makes them (races can go another way there);
   B  another process (memory a process reads but never wrote holds the
      same garbage for all its runs), every autotuner on its other
      configurations in turn, up to CONFIG_SWEEP (outputs that depend on
      the tuning differ): whatever configuration a candidate's search
      picks, the elements that depend on it are known;
   R  where A's runs on one seed or case disagree (racing writes), every
-     seed and case RESAMPLES times more: two runs show only part of what
-     races.
+     seed and case RESAMPLES times more, and each case once more amid
+     queued calls: two runs show only part of what races.
 
 A run that fails on poisoned memory makes every run go without the poison;
 one whose first run passes and a later one fails makes every run go to a
@@ -49,6 +50,10 @@ THREADS = torch.get_num_threads()
 CONFIG_SWEEP = 8
 RESAMPLES = 12
 PERF_CHECKS = 1
+# On a GPU, A and R keep one output per case of a call amid QUEUED made
+# back to back, as the timing makes them (run.Job._queued); the CPU's
+# interpreter runs each call to its end.
+QUEUED = 5
 
 
 class Failed(Exception):
@@ -146,6 +151,7 @@ class Calibration:
         if spec.get("suite") == "rocm":  # the file seeds itself
             self.seeds = self.seeds[:1]
         self.poison, self.one_call = True, False
+        self.queued = 0 if spec.get("cpu") else QUEUED
         self.has_perf = perf and (bool(spec.get("perf")) or spec.get("suite") in ("rocm", "kernelbench"))
         self.runs = []     # (seed, run record, outputs) of every run that passed
         self.cases = {}    # key -> [outputs] of every check that passed
@@ -153,12 +159,12 @@ class Calibration:
         self.case_info = {}
         self.first = None  # A's result
 
-    def plan(self, runs, perf_checks=0, guard_poison=False, autotune=None):
+    def plan(self, runs, perf_checks=0, guard_poison=False, autotune=None, queued=0):
         p = {"runs": runs, "poison": self.poison, "one_call": self.one_call}
         if autotune is not None:
             p["autotune"] = autotune
         if perf_checks and self.has_perf:
-            p["perf"] = {"checks": perf_checks, "guard_poison": guard_poison}
+            p["perf"] = {"checks": perf_checks, "guard_poison": guard_poison, "queued": queued}
         return p
 
     def sweep_plan(self, sweep):
@@ -189,7 +195,7 @@ class Calibration:
         s0 = self.seeds[0]
         runs = [s0, s0] + self.seeds[1:]
         while True:
-            plan = self.plan(runs, PERF_CHECKS, guard_poison=True)
+            plan = self.plan(runs, PERF_CHECKS, guard_poison=True, queued=self.queued)
             res, outs = self.process(f"A{int(self.poison)}{int(self.one_call)}", plan)
             if res is None:
                 raise Failed(outs["kind"], outs["message"])
@@ -230,8 +236,8 @@ class Calibration:
         self.guard_runs = {}
         for case in (res.get("perf") or {}).get("cases") or []:
             got = outs["perf"].get(case["key"]) or []
-            if case.get("ok") and len(got) == PERF_CHECKS + 1:
-                self.guard_runs[case["key"]] = got.pop()  # the poisoned guard zones' run
+            if case.get("ok") and len(got) == PERF_CHECKS + 1 + bool(self.queued):
+                self.guard_runs[case["key"]] = got.pop(PERF_CHECKS)  # the poisoned guard zones' run
             self.case_info[case["key"]] = {"ok": bool(case.get("ok")), "error": case.get("error"),
                                            "counts": case.get("counts") or {},
                                            "dtype": case.get("dtype"), "bytes": case.get("bytes"),
@@ -247,7 +253,7 @@ class Calibration:
         # A reference run a process per call is not resampled: every
         # further run would be another process.
         if not self.one_call and self.racing():
-            plan = self.plan([s for s in self.seeds for _ in range(RESAMPLES)], RESAMPLES)
+            plan = self.plan([s for s in self.seeds for _ in range(RESAMPLES)], RESAMPLES, queued=self.queued)
             got = self.process("R", plan)
             self.take(*got, "R")
 
