@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 51
+plan 53
 c=$top/tests/cheats
 # drive NAME REF CAND [PERF]: the whole path, its JSON on stdout.
 drive() {
@@ -160,6 +160,18 @@ out=$(drive brokencand "$c/add_reference.py" brokenref.py)
 check_match "a candidate failing on a case where the reference does not fails there" \
 	"^false perf runtime performance case 0: ValueError: no such size" \
 	"$(printf '%s' "$out" | jq -r '"\(.run.exec) \(.run.stage) \(.run.reason) \(.run.message)"')"
+
+# A case in which none of the reference's own kernels launch (here a
+# torch path for one size) times something else: it is left out for
+# every candidate, as a case the reference fails on is.
+sed -e 's/^    out = torch.empty_like(x)$/    if x.numel() == 300:\n        return x + y\n    out = torch.empty_like(x)/' \
+	"$c/add_reference.py" > torchpath.py
+check_same "the reference with a torch path on the first case is what it says" 1 \
+	"$(grep -c 'return x + y' torchpath.py)"
+out=$(drive torchpath torchpath.py "$c/honest.py")
+check_same "that case is left out, said why; the candidate is checked and timed on the other" \
+	"false true true true true 1" \
+	"$(printf '%s' "$out" | jq -r '"\(.profile.cases[0].ok) \(.profile.cases[1].ok) \(.profile.cases[0].error | contains("no kernel of the reference")) \(.run.exec) \(.timed.exec) \(.timing.cases | map(.key) | join(","))"')"
 
 check_same "a synchronised call's wall time far above its event time is work the events did not see" \
 	"False True" \

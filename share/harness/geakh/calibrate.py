@@ -302,6 +302,7 @@ def _profile(cal):
                       "probe": rec.get("probe")})
         tensors["seeds"][seed] = {"canon": canon, "mask": mask}
     cases = []
+    has_kernels = any(s["launches"] > 0 for s in seeds)
     for key, info in cal.case_info.items():
         outs = cal.cases.get(key) or []
         entry = {"key": key, "ok": bool(info.get("ok")) and bool(outs), "counts": info.get("counts") or {},
@@ -309,6 +310,13 @@ def _profile(cal):
                  "launches": info.get("launches", 0)}
         if not entry["ok"]:
             entry["error"] = (info.get("error") or {}).get("message") or "no output"
+            cases.append(entry)
+            continue
+        if has_kernels and not entry["launches"]:
+            # A case that runs none of the reference's own kernels times
+            # something else (a torch path, a kernel of the perf script).
+            entry["ok"] = False
+            entry["error"] = "no kernel of the reference's own code launched in this case"
             cases.append(entry)
             continue
         canon = outs[0]
@@ -341,13 +349,13 @@ def _profile(cal):
         runs = [s0, s0] + others
     plan = {"runs": runs, "poison": cal.poison, "one_call": cal.one_call,
             "expect": {str(i): sorted(v) for i, v in expect.items()}}
-    if cal.has_perf and cases and not cal.perf_error:
+    if cal.has_perf and any(c["ok"] for c in cases) and not cal.perf_error:
         plan["perf"] = {"checks": 1, "skip": [c["key"] for c in cases if not c["ok"]],
                         "more": {c["key"]: 2 for c in cases if c.get("spread")}}
     profile = {
         "ok": True, "suite": cal.spec.get("suite"), "poison": cal.poison, "one_call": cal.one_call, "seeds": seeds,
         "cases": cases, "perf_error": (cal.perf_error or {}).get("message"),
-        "has_kernels": any(s["launches"] > 0 for s in seeds),
+        "has_kernels": has_kernels,
         "launched": first.get("launched") or [], "tunings": first.get("tunings") or [],
         "notes": first.get("notes") or [], "candidate_plan": plan,
         "tolerance": [rtol, atol],
