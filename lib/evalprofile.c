@@ -234,7 +234,7 @@ geak_profile_pins(const struct geak_profile *p)
 {
 	json_t *pins = p->dir ? geak_job_load(p->dir, "pins.json") : NULL;
 
-	if (!json_is_array(pins)) {
+	if (!json_is_object(pins)) {
 		json_decref(pins);
 		return NULL;
 	}
@@ -245,20 +245,23 @@ void
 geak_profile_keep_pins(const struct geak_profile *p, json_t *timing)
 {
 	json_t *pins, *c, *x, *old = p->dir ? geak_profile_pins(p) : NULL;
-	size_t i, j;
+	size_t i;
 	char *tmp, *path;
 
 	if (!p->dir || old) {
 		json_decref(old);
 		return;
 	}
-	pins = json_array();
-	json_array_foreach(json_object_get(timing, "cases"), i, c)
-		json_array_foreach(json_object_get(c, "ref_choices"), j, x)
-			json_array_append(pins, x);
+	pins = json_object();
+	json_array_foreach(json_object_get(timing, "cases"), i, c) {
+		const char *key = geak_get_str(c, "key");
+		x = json_object_get(c, "ref_choices");
+		if (key && json_is_array(x) && json_array_size(x))
+			json_object_set(pins, key, x);
+	}
 	tmp = geak_xasprintf("%s/pins.json.%ld.tmp", p->dir, (long)getpid());
 	path = geak_xasprintf("%s/pins.json", p->dir);
-	if (json_array_size(pins) && json_dump_file(pins, tmp, JSON_COMPACT) == 0)
+	if (json_object_size(pins) && json_dump_file(pins, tmp, JSON_COMPACT) == 0)
 		rename(tmp, path);
 	unlink(tmp);
 	free(tmp), free(path);

@@ -24,10 +24,10 @@ json_t *geak_profile_json(const struct geak_profile *p);
 /* The plan a candidate of the task runs by (a new reference). */
 json_t *geak_profile_plan(const struct geak_profile *p);
 
-/* The autotuner choices of the reference's first timing on this device
- * (a new reference), or NULL: later timings pin them instead of
- * searching.  keep_pins saves those of a candidate's timing.json where
- * none are saved. */
+/* The autotuner choices of the reference's first timing on this device,
+ * per performance case (a new reference), or NULL: later timings pin them
+ * instead of searching.  keep_pins saves those of a candidate's
+ * timing.json where none are saved. */
 json_t *geak_profile_pins(const struct geak_profile *p);
 void geak_profile_keep_pins(const struct geak_profile *p, json_t *timing);
 

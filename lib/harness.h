@@ -40,7 +40,7 @@
 #define GEAK_PLAN_TIMING   "timing"     /* {reps, skip, pins}: the timing, on go */
 #define GEAK_PLAN_REPS     "reps"
 #define GEAK_PLAN_SKIP     "skip"
-#define GEAK_PLAN_PINS     "pins"       /* autotuner choices to take: [kernel, key, config] */
+#define GEAK_PLAN_PINS     "pins"       /* choices to take: {case: [[kernel, key, config]]} */
 #define GEAK_PLAN_KPROFILE "kernel_profile" /* {case}: profiled after its timing */
 
 /* Messages of a job on its way, and geak-eval's answer. */

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 3
+plan 4
 
 GEAK_LOCK_DIR=$scratch/locks
 export GEAK_LOCK_DIR
@@ -33,4 +33,29 @@ job=$(sed -n 's/.*(plain\/add): \(cand-[A-Za-z0-9]*\): timing after .*/\1/p' tra
 check_match "its job said when it was done with the GPU" "$job: timed; GPU 0 shared again" "$(cat trace.txt)"
 check_same "... before it ended" "timed exit" \
 	"$(sed -n "s/.*: $job: \(timed\); .*/\1/p; s/.*: $job: \(exit\)$/\1/p" trace.txt | tr '\n' ' ' | sed 's/ $//')"
+
+# An autotuned reference's choices are kept per performance case, for
+# its later timings to pin case by case.  The interpreter has no events:
+# its searches take each configuration's time as 0.
+mkdir tuned-stand-in
+cat stand-in/sitecustomize.py - > tuned-stand-in/sitecustomize.py <<'PY'
+from triton import testing
+
+
+def _untimed(fn, warmup=25, rep=100, quantiles=None, **kwargs):
+    fn()
+    return [0.0] * len(quantiles or [0])
+
+
+testing.do_bench = _untimed
+PY
+"$GEAK_PYTHON" "$top/tests/harness/tuned_add.py" normal right > tuned.py
+jq -nc --rawfile r tuned.py --rawfile t "$c/add_test.py" --rawfile code tuned.py \
+	--rawfile perf perf.py \
+	'{id: "plain/tuned", code: $code, task: {suite: "plain", name: "add", reference: $r, test: $t, perf: $perf}}' \
+	> tuned.jsonl
+PYTHONPATH=$scratch/tuned-stand-in geak-eval --gpus 0 --cache "$scratch/cache" tuned.jsonl > tuned.out 2> tuned.err
+pins=$(find "$scratch/cache" -name pins.json | head -n 1)
+check_same "the reference's choices are kept by case" "true object 0,1 true" \
+	"$(jq -r '.eval.exec' tuned.out) $(jq -r '"\(type) \(keys | join(",")) \(.["0"][0][0] == "_add_kernel")"' "$pins")"
 done_testing

@@ -8,23 +8,26 @@ in separate processes a minute apart differed by up to 30% on an H200.
 The reference is loaded from its own file, beside the code, and its
 kernels are not the code's (their launches are not counted for it).
 
-The correctness runs' choices (a quick search's) are forgotten first, so
-that the code's autotuners search afresh (autotune's "full" rule),
-outside the timed calls, once per key as they would in use; the
-reference's tuners take the choices pinned for them (those its first
-timing's search made, which the result reports) and search where none
-is.  On each case, two warm-up calls of each side follow (the code's
-first one keeps its outputs, and its launches are counted: there must be
-some), then the timed calls (bench.Bench), of which one of the code's,
-drawn by the run's nonce, keeps its outputs too.  The judge compares the
-kept outputs with the reference's afterwards, so code that behaves while
-checked and not while timed fails there.  timing.json gets each case's
-medians, minimum and maximum, the autotuner choices and launches, a
-probe of the device before and after (bench.Bench.probe), the names of
-timing functions found replaced, and the seconds spent in autotuner
-searches, in the timed series and in the profile.  A plan's
-kernel_profile names a case profiled once it is timed (kprofile), and
-the profiler that reads its kernels' hardware counters then (counters).
+Each case in turn: every autotuner's choices are forgotten, so that the
+code's tuners search afresh on this case (autotune's "full" rule),
+outside the timed calls: a tuner keyed on nothing that changes between
+cases would otherwise keep the choice made on its first case, by noise
+where the configurations tie there, and the two sides' choices would
+differ by chance.  The reference's tuners take the choices pinned for
+them on the case (those its first timing's search made there, which the
+result reports) and search where none is.  Two warm-up calls of each
+side follow (the code's first one keeps its outputs, and its launches
+are counted: there must be some), then the timed calls (bench.Bench), of
+which one of the code's, drawn by the run's nonce, keeps its outputs
+too.  The judge compares the kept outputs with the reference's
+afterwards, so code that behaves while checked and not while timed fails
+there.  timing.json gets each case's medians, minimum and maximum, the
+autotuner choices and launches, a probe of the device before and after
+(bench.Bench.probe), the names of timing functions found replaced, and
+the seconds spent in autotuner searches, in the timed series and in the
+profile.  A plan's kernel_profile names a case profiled once it is timed
+(kprofile), and the profiler that reads its kernels' hardware counters
+then (counters).
 """
 import json
 import os
@@ -132,9 +135,9 @@ def run(job, plan, prepared=0.0):
     entry.STATE.mode = "off"
     ours = lambda tuner: COUNTER.owns(getattr(tuner, "base_fn", None))  # noqa: E731
     theirs = lambda tuner: not ours(tuner)  # noqa: E731
+    pins = plan.get("pins") if isinstance(plan.get("pins"), dict) else {}
     # The interpreter cannot time configurations: it takes the first.
-    autotune.set_policy("first" if job.device == "cpu" else ("pin",), plan.get("pins"), pinned=theirs)
-    autotune.forget()
+    policy = "first" if job.device == "cpu" else ("pin",)
     cases, kept, alone = [], {}, {}
     spent = {"tuning": 0.0, "timed": 0.0, "profile": 0.0, "prepare": prepared, "setup": None}
     result = {"nonce": job.nonce, "cases": cases, "reps": reps, "spent": spent}
@@ -148,6 +151,8 @@ def run(job, plan, prepared=0.0):
             spent["setup"] = time.monotonic() - t0
         if k in skip:
             return None
+        autotune.forget()
+        autotune.set_policy(policy, pins.get(k), pinned=theirs)
         sides = Sides(timer, make, seed)
         if alone_ref:  # a reference's case that could not wait for the code's
             for _ in range(warmup):
