@@ -16,7 +16,10 @@
 # timed runs) and still.jsonl (those of fails.jsonl that failed in the
 # last stop's runs for causes on the candidate's side, or did not end)
 # and autotuned.jsonl (the references that use @triton.autotune: what
-# changes when autotuner searches do).
+# changes when autotuner searches do) and verify.jsonl (the references
+# whose verdict or self-speedup the last stop's changes to the races, the
+# queued outputs, the per-case searches and the cases without kernels
+# aim at, and those they must leave passing).
 #
 #   tests/gpu/eval-data.sh [geak-eval-data.tar.gz [DIR]]
 set -eu
@@ -62,6 +65,10 @@ still='"tbg/destindex_copy_kv2","tbg/destindex_copy_kv1","tbg/triton_attention",
 "tbg/matrix_vector_multip"'
 jq -c "select(.id | IN($still))" "$dir/all.jsonl" > "$dir/still.jsonl"
 jq -c 'select(.task.reference | contains("autotune"))' "$dir/all.jsonl" > "$dir/autotuned.jsonl"
+verify='"tbg/destindex_copy_kv2","tbg/var_len_copy","tbg/index_select_bwd","tbg/quantize_kv_copy",
+"tbg/reversed_cumsum_scalar","rocm/rmsnorm_bwd","tbg/relu_triton_kernel","tbg/rbe_triton_transform",
+"tbg/int4_matmul","tbg/kv_cache_filling","tbg/kv_cache_copy","rocm/rmsnorm_fwd"'
+jq -c "select(.id | IN($verify))" "$dir/all.jsonl" > "$dir/verify.jsonl"
 c=$top/tests/cheats
 for f in "$c"/*.py; do
 	case $f in */add_*) continue ;; esac
