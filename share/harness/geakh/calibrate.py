@@ -366,24 +366,29 @@ def _profile(cal):
 def _fixed_races(canon, by_process, rtol, atol):
     """Whether the reference's races are decided alike within a process
     (reads of memory it never wrote return that process's own garbage):
-    every resampled run (R, one process, the runs plain repeats) differs
-    from the canonical outputs at some element where the first of them
-    also differs from every run of the other processes.  A candidate's
-    outputs, all made in one process, may then all differ at an element
-    that no run of the reference showed."""
+    the resampled runs (R, one process, the runs plain repeats) all differ
+    from the canonical outputs at elements where the first of them also
+    differs from every run of the other processes, and those elements are
+    at least half of what any of them differs at (races decided anew on
+    every run share an element by chance, not half of them).  A
+    candidate's outputs, all made in one process, may then all differ at
+    an element that no run of the reference showed."""
     procs = by_process or {}
     resampled = [o for o in procs.get("R") or [] if o is not canon]
     others = [o for name, outs in procs.items() if name != "R" for o in outs if o is not canon]
     if len(resampled) < 2 or not others:
         return False
-    common = None
+    common, most = None, 0
     for i, o in enumerate(resampled + others):
-        where = compare.unstable(canon if i < len(resampled) else o,
-                                 o if i < len(resampled) else resampled[0], rtol, atol)
+        if i < len(resampled):
+            where = compare.unstable(canon, o, rtol, atol)
+            most = max(most, compare.count(where))
+        else:
+            where = compare.unstable(o, resampled[0], rtol, atol)
         common = where if i == 0 else compare.intersection(common, where)
         if common is None:
             return False
-    return True
+    return 2 * compare.count(common) >= most
 
 
 def _same(a, b):
