@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 46
+plan 47
 
 cat > ref.py <<'PY'
 import torch
@@ -295,6 +295,9 @@ geak-eval --cpu -j 2 --no-cache --static off perproc.jsonl > perproc.out 2> perp
 check_same "races fixed within a process: the same code passes, noted; wrong at 8 elements fails" \
 	"true within_reference_spread false mismatch" \
 	"$(jq -r '.eval | "\(.exec) \(if .exec then (.notes - ["no_landlock", "unstable_reference"] | join(",")) else .reason end)"' perproc.out | paste -sd ' ')"
+
+check_same "races decided anew on every run are never taken for races fixed within a process; those are" \
+	"0 0 0 200" "$("$GEAK_PYTHON" "$top/tests/harness/fixed_races.py" 200 2>>err.txt | tail -n 1)"
 
 # A reference whose 64 x 64 output races within row 5 (one of its
 # elements 1 to 63, drawn on every call, is set): a candidate fixed apart
