@@ -12,28 +12,18 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pause_worker import start_worker  # noqa: E402
-
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+from pause_worker import start_worker  # noqa: E402
+from perf_cpu import add_spec  # noqa: E402
+
 top = os.path.dirname(os.path.dirname(here))
-
-# Small inputs: Triton's interpreter is slow.
-PERF = '''import torch
-
-
-def perf_inputs():
-    return [(torch.randn(n, device="cuda"), torch.randn(n, device="cuda")) for n in (300, 1000)]
-'''
 
 
 def main(d, n):
     cheats = os.path.join(top, "tests", "cheats")
-    spec = {"suite": "plain", "name": "add", "seeds": [42], "perf": PERF}
-    for key, name in (("reference", "add_reference.py"), ("code", "honest.py"),
-                      ("test", "add_test.py")):
-        with open(os.path.join(cheats, name)) as fp:
-            spec[key] = fp.read()
+    spec = add_spec(os.path.join(cheats, "add_reference.py"), os.path.join(cheats, "honest.py"))
+    spec["seeds"] = [42]
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "job.json"), "w") as fp:
         json.dump(spec, fp)

@@ -381,13 +381,14 @@ def _fixed_races(canon, by_process, rtol, atol):
     if len(resampled) < 2 or len(others) < 2:
         return False
     common, most = None, 0
-    for i, o in enumerate(resampled + others):
-        if i < len(resampled):
-            where = compare.unstable(canon, o, rtol, atol)
-            most = max(most, compare.count(where))
-        else:
-            where = compare.unstable(o, resampled[0], rtol, atol)
+    for i, o in enumerate(resampled):
+        where = compare.unstable(canon, o, rtol, atol)
+        most = max(most, compare.count(where))
         common = where if i == 0 else compare.intersection(common, where)
+        if common is None:
+            return False
+    for o in others:
+        common = compare.intersection(common, compare.unstable(o, resampled[0], rtol, atol))
         if common is None:
             return False
     return 2 * compare.count(common) >= most

@@ -162,22 +162,14 @@ class Job:
                     with _forced(forces[j] if j < len(forces) else None):
                         outs.append(self._checked(case, make, call, master, poisoned_zones))
                 except Exception as exc:  # noqa: BLE001 - the case fails, the job goes on
-                    case["ok"] = False
-                    case["error"] = error_info(exc, self.own_files())
-                    case["device_lost"] = not device_usable(self.device)
-                    if case["device_lost"]:
-                        raise _DeviceLost()
+                    self._case_failed(case, exc)
                     if not self.plan.get("keep_going"):
                         break
             if case["ok"] and queued:
                 try:
                     outs.append(self._queued(k, make, call, master, queued))
                 except Exception as exc:  # noqa: BLE001 - as above
-                    case["ok"] = False
-                    case["error"] = error_info(exc, self.own_files())
-                    case["device_lost"] = not device_usable(self.device)
-                    if case["device_lost"]:
-                        raise _DeviceLost()
+                    self._case_failed(case, exc)
             self.perf_out[k] = outs
             self._first()
             return None
@@ -196,6 +188,15 @@ class Job:
         except Exception as exc:  # noqa: BLE001
             self.perf["error"] = error_info(exc, self.own_files())
         self._first()
+
+    def _case_failed(self, case, exc):
+        """The case marked failed by exc; _DeviceLost where the device no
+        longer runs work."""
+        case["ok"] = False
+        case["error"] = error_info(exc, self.own_files())
+        case["device_lost"] = not device_usable(self.device)
+        if case["device_lost"]:
+            raise _DeviceLost()
 
     def _checked(self, case, make, call, master, poisoned_zones):
         entry.STATE.mode = "light"
