@@ -114,6 +114,17 @@ ended_badly(struct geak_eval *ev, json_t *resp, enum geak_stage stage)
 	return 0;
 }
 
+/* The last of what the run wrote so far, in place of what was taken
+ * before: the timing writes on after the checks. */
+static void
+take_tails(struct geak_eval *ev, const char *dir)
+{
+	json_decref(ev->stdout_tail);
+	json_decref(ev->stderr_tail);
+	ev->stdout_tail = geak_job_tail(dir, GEAK_FILE_STDOUT, TAIL_BYTES);
+	ev->stderr_tail = geak_job_tail(dir, GEAK_FILE_STDERR, TAIL_BYTES);
+}
+
 /* The run's own split of its time: its tests and its performance checks. */
 static void
 run_split(struct geak_eval *ev, const char *dir)
@@ -262,6 +273,7 @@ timing(struct geak_slot *s, struct geak_profile *p, const char *dir, const char 
 	add_phase(ev, GEAK_PHASE_PERF, t0, s, w0);
 	if (!resp)
 		return -1;
+	take_tails(ev, dir);
 	if (ended_badly(ev, resp, GEAK_STAGE_PERF)) {
 		ev->exec = 0;
 		json_decref(resp);
@@ -446,8 +458,7 @@ geak_evaluate(struct geak_slot *s, json_t *rec, json_t *spec, struct geak_eval *
 	add_phase(ev, GEAK_PHASE_CALL, t0, s, w0);
 	run_split(ev, dir);
 	sandbox_info(ev, s, resp);
-	ev->stdout_tail = geak_job_tail(dir, GEAK_FILE_STDOUT, TAIL_BYTES);
-	ev->stderr_tail = geak_job_tail(dir, GEAK_FILE_STDERR, TAIL_BYTES);
+	take_tails(ev, dir);
 	if (!s->pending && ended_badly(ev, resp, GEAK_STAGE_CALL)) {
 		r = 0;
 		goto out;

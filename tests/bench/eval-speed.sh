@@ -6,7 +6,9 @@
 # profiles kept, each candidate's code made new by a comment, as a loop's
 # next candidates are: their kernels and launchers compiled again), each
 # with the seconds per candidate (median, p90, max), the candidates a
-# minute, and the median of each phase.  On a GPU machine:
+# minute, and the median of each phase; then warm again one candidate at
+# a time (-j 1: "alone"), the seconds a candidate takes when no other
+# shares the machine.  On a GPU machine:
 #
 #   tests/bench/eval-speed.sh [-j N] [-g GPUS] [-o DIR] RECORDS.jsonl
 #
@@ -29,19 +31,19 @@ mkdir -p "$out/cache" || exit 3
 PATH=$top/bin:$PATH
 case $gpus in cpu) dev=--cpu ;; *) dev="--gpus $gpus" ;; esac
 
-# pass NAME LIMIT [RECORDS]: one evaluation of the records; prints its
-# summary.
+# pass NAME LIMIT [RECORDS [JOBS]]: one evaluation of the records; prints
+# its summary.
 pass() {
 	t0=$(date +%s.%N)
-	geak-eval $dev -j "$jobs" -u -v --cache "$out/cache" --speedup-limit "$2" "${3:-$recs}" \
+	geak-eval $dev -j "${4:-$jobs}" -u -v --cache "$out/cache" --speedup-limit "$2" "${3:-$recs}" \
 		> "$out/$1.jsonl" 2> "$out/$1.trace"
 	rc=$?
 	t1=$(date +%s.%N)
-	jq -s --arg name "$1" --argjson wall "$(awk "BEGIN { print $t1 - $t0 }")" --argjson rc "$rc" '
+	jq -s --arg name "$1" --argjson jobs "${4:-$jobs}" --argjson wall "$(awk "BEGIN { print $t1 - $t0 }")" --argjson rc "$rc" '
 		def q(p): sort | if length == 0 then null else .[((length - 1) * p | floor)] end;
 		def r: if . == null then null else (. * 100 | round) / 100 end;
 		[.[] | select(.eval != null)] as $e |
-		{pass: $name, exit: $rc, records: length, evaluated: ($e | length),
+		{pass: $name, jobs: $jobs, exit: $rc, records: length, evaluated: ($e | length),
 		 exec: ($e | map(select(.eval.exec)) | length),
 		 errors: (map(select(.error != null)) | length),
 		 wall_s: ($wall | r), per_min: (($e | length) / $wall * 60 | r),
@@ -59,3 +61,4 @@ pass warm 10.5
 jq -c --arg n "$(date +%s%N)" 'if (.code | type) == "string" then .code += "\n# fresh \($n)\n" else . end' \
 	"$recs" > "$out/fresh-in.jsonl" || exit 3
 pass fresh 10 "$out/fresh-in.jsonl"
+pass alone 10.25 "$recs" 1

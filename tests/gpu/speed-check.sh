@@ -29,7 +29,7 @@ export GEAK_PYTHON GEAK_SHAREDIR
 if [ "$cheats" = cheats ]; then
 	sh "$top/tests/gpu/full-check.sh" -j "$jobs" "$data" "$work/full" env cheats:150
 fi
-timeout -s TERM 420 sh "$top/tests/bench/eval-speed.sh" -j "$jobs" -o "$work/speed" "$data/$set.jsonl" |
+timeout -s TERM 480 sh "$top/tests/bench/eval-speed.sh" -j "$jobs" -o "$work/speed" "$data/$set.jsonl" |
 	tee "$work/speed.json"
 rm -rf "$work/speed/cache"
 tar czf "$out/results.tgz" -C "$work" . && ls -l "$out/results.tgz"

@@ -13,8 +13,9 @@ forked from this one, which itself never touches the device:
      configurations in turn, up to CONFIG_SWEEP (outputs that depend on
      the tuning differ): whatever configuration a candidate's search
      picks, the elements that depend on it are known;
-  R  where A's runs on one seed or case disagree (racing writes), every
-     seed and case RESAMPLES times more, and each case once more amid
+  R  the cases on which two runs of one configuration disagree (racing
+     writes), and every seed where one does, RESAMPLES times more (fewer
+     where their outputs would pass R_BYTES), each case once more amid
      queued calls: two runs show only part of what races.
 
 A run that fails on poisoned memory makes every run go without the poison;
@@ -49,6 +50,9 @@ THREADS = torch.get_num_threads()
 
 CONFIG_SWEEP = 8
 RESAMPLES = 12
+# What one resampling may keep of outputs: the process that makes them
+# and this one that compares them each hold them all.
+R_BYTES = 2 << 30
 PERF_CHECKS = 1
 # On a GPU, A and R keep one output per case of a call amid QUEUED made
 # back to back, as the timing makes them (run.Job._queued); the CPU's
@@ -158,6 +162,7 @@ class Calibration:
         self.by_process = {}  # ("seed", seed) or ("case", key) -> {process: [outputs]}
         self.case_info = {}
         self.first = None  # A's result
+        self.swept = False  # whether B ran under other configurations than A
 
     def plan(self, runs, perf_checks=0, guard_poison=False, autotune=None, queued=0):
         p = {"runs": runs, "poison": self.poison, "one_call": self.one_call}
@@ -247,25 +252,43 @@ class Calibration:
         self.perf_error = (res.get("perf") or {}).get("error")
         sweep = min(max((res.get("tuner_configs") or {}).values(), default=1), CONFIG_SWEEP)
         got = self.process("B", self.sweep_plan(sweep))
+        self.swept = sweep >= 2
         if got[0] is None or not any(r.get("ok") for r in got[0]["runs"]):
             got = self.process("B0", self.plan(self.seeds, 1))
+            self.swept = False
         self.take(*got, "B")
         # A reference run a process per call is not resampled: every
         # further run would be another process.
-        if not self.one_call and self.racing():
-            plan = self.plan([s for s in self.seeds for _ in range(RESAMPLES)], RESAMPLES, queued=self.queued)
+        seeds, cases = ([], set()) if self.one_call else self.racing()
+        if seeds or cases:
+            n = self.resamples(seeds, cases)
+            plan = self.plan([s for s in seeds for _ in range(n)], n if cases else 0, queued=self.queued)
+            if "perf" in plan:
+                plan["perf"]["skip"] = sorted(k for k in self.case_info if k not in cases)
             got = self.process("R", plan)
             self.take(*got, "R")
 
     def racing(self):
+        """The seeds and the cases on which two runs of one configuration
+        disagree: A's, and B's where B ran A's (no autotuner swept), since
+        another configuration's outputs may differ without a race."""
         rtol, atol = compare.tolerance(self.spec)
-        by_seed = {}
-        for seed, _, o in self.runs:
-            by_seed.setdefault(seed, []).append(o)
-        for outs in list(by_seed.values()) + list(self.cases.values()):
-            if any(compare.unstable(outs[0], o, rtol, atol) is not None for o in outs[1:]):
-                return True
-        return False
+        procs = ("A",) if self.swept else ("A", "B")
+
+        def races(what):
+            outs = [o for p in procs for o in self.by_process.get(what, {}).get(p, [])]
+            return any(compare.unstable(outs[0], o, rtol, atol) is not None for o in outs[1:])
+        # Only the first seed runs twice in A: where one seed races, all
+        # are resampled.
+        seeds = self.seeds if any(races(("seed", s)) for s in self.seeds) else []
+        return seeds, {k for k in self.cases if races(("case", k))}
+
+    def resamples(self, seeds, cases):
+        """How many times R runs each racing seed and case: RESAMPLES, or
+        as many as keep their outputs within R_BYTES, two at least."""
+        one = sum(values.nbytes(next(o for sd, _, o in self.runs if sd == s)) for s in seeds)
+        one += sum(values.nbytes(self.cases[k][0]) for k in cases)
+        return max(2, min(RESAMPLES, R_BYTES // max(1, one)))
 
 
 def _profile(cal):

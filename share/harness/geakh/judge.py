@@ -27,16 +27,18 @@ class Verdict(Exception):
         self.call, self.traceback = call, traceback
 
 
-def _read_result(d, name, nonce, outputs=None):
+def _read_result(d, name, nonce, outputs=None, stage="call"):
+    """The record name of the run in d; stage "perf" for the timing's."""
+    what = "the timing" if stage == "perf" else "the run"
     try:
         with open(os.path.join(d, name)) as fp:
             res = json.load(fp)
     except (OSError, ValueError):
-        raise Verdict("call", "no_output", "the run ended without writing its result record",
-                      call=False) from None
+        raise Verdict(stage, "no_output", f"{what} ended without writing its result record",
+                      call=stage != "call") from None
     if not isinstance(res, dict) or res.get("nonce") != nonce:
-        raise Verdict("call", "no_output", "the result record does not carry this run's nonce",
-                      call=False)
+        raise Verdict(stage, "no_output", f"{what}'s result record does not carry this run's nonce",
+                      call=stage != "call")
     if outputs is None:
         return res, None
     opath = os.path.join(d, outputs)
@@ -266,7 +268,7 @@ class Judge:
             raise
 
     def timed_part(self, cand_dir, nonce):
-        res, _ = _read_result(cand_dir, "timing.json", nonce)
+        res, _ = _read_result(cand_dir, "timing.json", nonce, stage="perf")
         self.timing = res
         if res.get("untouched"):
             raise Verdict("perf", "cheat", "the candidate replaced the timing functions "
