@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 53
+plan 52
 c=$top/tests/cheats
 # drive NAME REF CAND [PERF]: the whole path, its JSON on stdout.
 drive() {
@@ -203,12 +203,6 @@ check_same "quick searches time every configuration for a few ms" "timed 5 with 
 # The timing's searches hold the GPU alone: a tenth of Triton's 25 + 100 ms.
 check_same "full searches time every configuration for 2 + 10 ms" "timed 5 with [(2, 10)]" \
 	"$("$GEAK_PYTHON" "$top/tests/harness/quick_search.py" full 2>>err.txt | tail -n 1)"
-
-# Calibrations on a GPU keep, per case, one output of a call amid calls
-# queued back to back, as the timing makes them: races can go another way
-# there than in synchronised calls.
-check_same "a queued call's outputs are kept beside the checked ones, alike where nothing races" \
-	"2 2 true" "$("$GEAK_PYTHON" "$top/tests/harness/queued_run.py" "$scratch/queued" 3 2>>err.txt | tail -n 1)"
 
 # A ROCm file runs its own correctness tests and test_performance cases.
 geak=$top/../shared/bench/geak-eval-data.tar.gz

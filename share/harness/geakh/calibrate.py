@@ -5,9 +5,8 @@ The reference runs, as a candidate would (run.py), in several processes
 forked from this one, which itself never touches the device:
 
   A  every seed, the first twice (as a candidate runs), and each
-     performance case once, once more with poisoned guard zones after
-     its inputs, and once amid calls queued back to back, as the timing
-     makes them (races can go another way there);
+     performance case once and once more with poisoned guard zones after
+     its inputs;
   B  another process (memory a process reads but never wrote holds the
      same garbage for all its runs), every autotuner on its other
      configurations in turn, up to CONFIG_SWEEP (outputs that depend on
@@ -15,8 +14,8 @@ forked from this one, which itself never touches the device:
      picks, the elements that depend on it are known;
   R  the cases on which two runs of one configuration disagree (racing
      writes), and every seed where one does, RESAMPLES times more (fewer
-     where their outputs would pass R_BYTES), each case once more amid
-     queued calls: two runs show only part of what races.
+     where their outputs would pass R_BYTES): two runs show only part of
+     what races.
 
 A run that fails on poisoned memory makes every run go without the poison;
 one whose first run passes and a later one fails makes every run go to a
@@ -54,10 +53,6 @@ RESAMPLES = 12
 # and this one that compares them each hold them all.
 R_BYTES = 2 << 30
 PERF_CHECKS = 1
-# On a GPU, A and R keep one output per case of a call amid QUEUED made
-# back to back, as the timing makes them (run.Job._queued); the CPU's
-# interpreter runs each call to its end.
-QUEUED = 5
 
 
 class Failed(Exception):
@@ -155,7 +150,6 @@ class Calibration:
         if spec.get("suite") == "rocm":  # the file seeds itself
             self.seeds = self.seeds[:1]
         self.poison, self.one_call = True, False
-        self.queued = 0 if spec.get("cpu") else QUEUED
         self.has_perf = perf and (bool(spec.get("perf")) or spec.get("suite") in ("rocm", "kernelbench"))
         self.runs = []     # (seed, run record, outputs) of every run that passed
         self.cases = {}    # key -> [outputs] of every check that passed
@@ -164,12 +158,12 @@ class Calibration:
         self.first = None  # A's result
         self.swept = False  # whether B ran under other configurations than A
 
-    def plan(self, runs, perf_checks=0, guard_poison=False, autotune=None, queued=0):
+    def plan(self, runs, perf_checks=0, guard_poison=False, autotune=None):
         p = {"runs": runs, "poison": self.poison, "one_call": self.one_call}
         if autotune is not None:
             p["autotune"] = autotune
         if perf_checks and self.has_perf:
-            p["perf"] = {"checks": perf_checks, "guard_poison": guard_poison, "queued": queued}
+            p["perf"] = {"checks": perf_checks, "guard_poison": guard_poison}
         return p
 
     def sweep_plan(self, sweep):
@@ -200,7 +194,7 @@ class Calibration:
         s0 = self.seeds[0]
         runs = [s0, s0] + self.seeds[1:]
         while True:
-            plan = self.plan(runs, PERF_CHECKS, guard_poison=True, queued=self.queued)
+            plan = self.plan(runs, PERF_CHECKS, guard_poison=True)
             res, outs = self.process(f"A{int(self.poison)}{int(self.one_call)}", plan)
             if res is None:
                 raise Failed(outs["kind"], outs["message"])
@@ -241,8 +235,8 @@ class Calibration:
         self.guard_runs = {}
         for case in (res.get("perf") or {}).get("cases") or []:
             got = outs["perf"].get(case["key"]) or []
-            if case.get("ok") and len(got) == PERF_CHECKS + 1 + bool(self.queued):
-                self.guard_runs[case["key"]] = got.pop(PERF_CHECKS)  # the poisoned guard zones' run
+            if case.get("ok") and len(got) == PERF_CHECKS + 1:
+                self.guard_runs[case["key"]] = got.pop()  # the poisoned guard zones' run
             self.case_info[case["key"]] = {"ok": bool(case.get("ok")), "error": case.get("error"),
                                            "counts": case.get("counts") or {},
                                            "dtype": case.get("dtype"), "bytes": case.get("bytes"),
@@ -262,7 +256,7 @@ class Calibration:
         seeds, cases = ([], set()) if self.one_call else self.racing()
         if seeds or cases:
             n = self.resamples(seeds, cases)
-            plan = self.plan([s for s in seeds for _ in range(n)], n if cases else 0, queued=self.queued)
+            plan = self.plan([s for s in seeds for _ in range(n)], n if cases else 0)
             if "perf" in plan:
                 plan["perf"]["skip"] = sorted(k for k in self.case_info if k not in cases)
             got = self.process("R", plan)
@@ -278,10 +272,12 @@ class Calibration:
         def races(what):
             outs = [o for p in procs for o in self.by_process.get(what, {}).get(p, [])]
             return any(compare.unstable(outs[0], o, rtol, atol) is not None for o in outs[1:])
-        # Only the first seed runs twice in A: where one seed races, all
-        # are resampled.
-        seeds = self.seeds if any(races(("seed", s)) for s in self.seeds) else []
-        return seeds, {k for k in self.cases if races(("case", k))}
+        # A runs only the first seed twice, and each case once: where one
+        # seed races, every seed is resampled, and where B was swept too,
+        # every case.
+        if not any(races(("seed", s)) for s in self.seeds):
+            return [], {k for k in self.cases if races(("case", k))}
+        return self.seeds, set(self.cases) if self.swept else {k for k in self.cases if races(("case", k))}
 
     def resamples(self, seeds, cases):
         """How many times R runs each racing seed and case: RESAMPLES, or

@@ -28,7 +28,7 @@ import traceback
 
 import torch
 
-from . import autotune, bench, entry, guard, launches, tasks, timing, values
+from . import autotune, entry, guard, launches, tasks, timing, values
 from .errors import error_info
 
 COUNTER = launches.COUNTER
@@ -61,7 +61,6 @@ class Job:
         self.perf = None            # {"cases": [...], "error": ...}
         self.perf_out = {}
         self.first_done = False
-        self.timer = None           # bench.Bench, made on first use
         self.spent = {}             # seconds of the tests and the checks
 
     def own_files(self):
@@ -139,7 +138,6 @@ class Job:
         checks = int(plan.get("checks") or 1)
         more = {str(k): int(v) for k, v in (plan.get("more") or {}).items()}
         guard_poison = bool(plan.get("guard_poison"))
-        queued = int(plan.get("queued") or 0)
         forces = plan.get("force") or []
         cases = []
         self.perf = {"cases": cases}
@@ -165,11 +163,6 @@ class Job:
                     self._case_failed(case, exc)
                     if not self.plan.get("keep_going"):
                         break
-            if case["ok"] and queued:
-                try:
-                    outs.append(self._queued(k, make, call, master, queued))
-                except Exception as exc:  # noqa: BLE001 - as above
-                    self._case_failed(case, exc)
             self.perf_out[k] = outs
             self._first()
             return None
@@ -217,27 +210,6 @@ class Job:
         if notes:
             case.setdefault("notes", [])
             case["notes"] = sorted(set(case["notes"]) | notes)
-        del out, x
-        guard.release_cached(self.device)
-        return got
-
-    def _queued(self, key, make, call, master, n):
-        """The outputs of one call drawn from n queued back to back, as the
-        timing makes them: the device not synchronised between calls, L2
-        flushed before each.  A reference whose races go another way there
-        than in synchronised calls shows it here.  Memory is poisoned as in
-        the checks, so that the queueing alone differs."""
-        if self.timer is None:
-            self.timer = bench.Bench()
-        entry.STATE.mode = "off"
-        try:
-            sides = timing.Sides(self.timer, make, self.spec.get("seeds", [42])[0])
-            with guard.poisoned(self.poison, self.device):
-                _, (x, out) = sides.series([call], n, random.Random(self.nonce).randrange(n))
-        finally:
-            entry.STATE.mode = "full"
-        notes = set()
-        got = values.case_outputs(out, x, master, key, notes)
         del out, x
         guard.release_cached(self.device)
         return got
