@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 4
+plan 5
 
 GEAK_LOCK_DIR=$scratch/locks
 export GEAK_LOCK_DIR
@@ -33,6 +33,33 @@ job=$(sed -n 's/.*(plain\/add): \(cand-[A-Za-z0-9]*\): timing after .*/\1/p' tra
 check_match "its job said when it was done with the GPU" "$job: timed; GPU 0 shared again" "$(cat trace.txt)"
 check_same "... before it ended" "timed exit" \
 	"$(sed -n "s/.*: $job: \(timed\); .*/\1/p; s/.*: $job: \(exit\)$/\1/p" trace.txt | tr '\n' ' ' | sed 's/ $//')"
+
+# A run that ends in its timing, without the timing's record, fails at
+# the timing, its call counted: the record says so, not that the run
+# wrote nothing (--static off: the static checks stop its introspection).
+{
+	cat "$c/honest.py"
+	cat <<'PY'
+import inspect
+import os
+
+_checked = add
+
+
+def add(x, y):
+    if any(f.filename.endswith("timing.py") for f in inspect.stack()):
+        os._exit(0)
+    return _checked(x, y)
+PY
+} > leaves.py
+jq -nc --rawfile r "$c/add_reference.py" --rawfile t "$c/add_test.py" --rawfile code leaves.py \
+	--rawfile perf perf.py \
+	'{id: "plain/leaves", code: $code, task: {suite: "plain", name: "add", reference: $r, test: $t, perf: $perf}}' \
+	> leaves.jsonl
+PYTHONPATH=$scratch/stand-in geak-eval --gpus 0 --no-cache --static off leaves.jsonl > leaves.out 2> leaves.err
+check_same "a run that ends in its timing fails there" \
+	"true false perf no_output the timing ended without writing its result record" \
+	"$(jq -r '.eval | "\(.call) \(.exec) \(.stage) \(.reason) \(.message)"' leaves.out)"
 
 # An autotuned reference's choices are kept per performance case, for
 # its later timings to pin case by case.  The interpreter has no events:
