@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 52
+plan 53
 c=$top/tests/cheats
 # drive NAME REF CAND [PERF]: the whole path, its JSON on stdout.
 drive() {
@@ -203,6 +203,12 @@ check_same "quick searches time every configuration for a few ms" "timed 5 with 
 # The timing's searches hold the GPU alone: a tenth of Triton's 25 + 100 ms.
 check_same "full searches time every configuration for 2 + 10 ms" "timed 5 with [(2, 10)]" \
 	"$("$GEAK_PYTHON" "$top/tests/harness/quick_search.py" full 2>>err.txt | tail -n 1)"
+
+# A performance case's output of more than 4 MiB is kept as a sample:
+# its values at fixed positions (the positions themselves not stored)
+# and its sums, which the judge compares as it does whole outputs.
+check_same "a large output is sampled, compared, and kept small" "values passes fails fails True" \
+	"$("$GEAK_PYTHON" "$top/tests/harness/sampled.py" "$scratch/sampled" 2>>err.txt | tail -n 1)"
 
 # A ROCm file runs its own correctness tests and test_performance cases.
 geak=$top/../shared/bench/geak-eval-data.tar.gz

@@ -12,10 +12,10 @@ forked from this one, which itself never touches the device:
      configurations in turn, up to CONFIG_SWEEP (outputs that depend on
      the tuning differ): whatever configuration a candidate's search
      picks, the elements that depend on it are known;
-  R  the cases on which two runs of one configuration disagree (racing
-     writes), and every seed where one does, RESAMPLES times more (fewer
-     where their outputs would pass R_BYTES): two runs show only part of
-     what races.
+  R  the cases on which two runs disagree (racing writes, or another
+     configuration's outputs), and every seed where one does, RESAMPLES
+     times more (fewer where their outputs would pass R_BYTES): two runs
+     show only part of what races.
 
 A run that fails on poisoned memory makes every run go without the poison;
 one whose first run passes and a later one fails makes every run go to a
@@ -156,7 +156,6 @@ class Calibration:
         self.by_process = {}  # ("seed", seed) or ("case", key) -> {process: [outputs]}
         self.case_info = {}
         self.first = None  # A's result
-        self.swept = False  # whether B ran under other configurations than A
 
     def plan(self, runs, perf_checks=0, guard_poison=False, autotune=None):
         p = {"runs": runs, "poison": self.poison, "one_call": self.one_call}
@@ -246,10 +245,8 @@ class Calibration:
         self.perf_error = (res.get("perf") or {}).get("error")
         sweep = min(max((res.get("tuner_configs") or {}).values(), default=1), CONFIG_SWEEP)
         got = self.process("B", self.sweep_plan(sweep))
-        self.swept = sweep >= 2
         if got[0] is None or not any(r.get("ok") for r in got[0]["runs"]):
             got = self.process("B0", self.plan(self.seeds, 1))
-            self.swept = False
         self.take(*got, "B")
         # A reference run a process per call is not resampled: every
         # further run would be another process.
@@ -263,21 +260,17 @@ class Calibration:
             self.take(*got, "R")
 
     def racing(self):
-        """The seeds and the cases on which two runs of one configuration
-        disagree: A's, and B's where B ran A's (no autotuner swept), since
-        another configuration's outputs may differ without a race."""
+        """The seeds and the cases on which two runs so far disagree, of
+        any process and configuration: a difference that another
+        configuration makes can hide a race behind it.  A runs only the
+        first seed twice: where one seed differs, every seed is resampled."""
         rtol, atol = compare.tolerance(self.spec)
-        procs = ("A",) if self.swept else ("A", "B")
 
-        def races(what):
-            outs = [o for p in procs for o in self.by_process.get(what, {}).get(p, [])]
+        def differs(what):
+            outs = [o for got in self.by_process.get(what, {}).values() for o in got]
             return any(compare.unstable(outs[0], o, rtol, atol) is not None for o in outs[1:])
-        # A runs only the first seed twice, and each case once: where one
-        # seed races, every seed is resampled, and where B was swept too,
-        # every case.
-        if not any(races(("seed", s)) for s in self.seeds):
-            return [], {k for k in self.cases if races(("case", k))}
-        return self.seeds, set(self.cases) if self.swept else {k for k in self.cases if races(("case", k))}
+        seeds = self.seeds if any(differs(("seed", s)) for s in self.seeds) else []
+        return seeds, {k for k in self.cases if differs(("case", k))}
 
     def resamples(self, seeds, cases):
         """How many times R runs each racing seed and case: RESAMPLES, or
