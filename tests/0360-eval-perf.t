@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 53
+plan 55
 c=$top/tests/cheats
 # drive NAME REF CAND [PERF]: the whole path, its JSON on stdout.
 drive() {
@@ -203,6 +203,17 @@ check_same "quick searches time every configuration for a few ms" "timed 5 with 
 # The timing's searches hold the GPU alone: a tenth of Triton's 25 + 100 ms.
 check_same "full searches time every configuration for 2 + 10 ms" "timed 5 with [(2, 10)]" \
 	"$("$GEAK_PYTHON" "$top/tests/harness/quick_search.py" full 2>>err.txt | tail -n 1)"
+
+# The calibration resamples the performance cases whose runs disagree,
+# not the others: here the 1000-element case races at one element.
+h=$top/tests/harness
+out=$(drive racy "$h/racy_case_add.py" "$h/racy_case_add.py")
+check_same "a racing case alone is resampled, and the reference passes as its own candidate" \
+	"2 14 true true" \
+	"$(printf '%s' "$out" | jq -r '"\([.profile.cases[].checks] | join(" ")) \(.run.exec) \(.timed.exec)"')"
+out=$(drive racy-wrong "$h/racy_case_add.py" "$h/racy_case_add_wrong.py")
+check_same "... and a candidate wrong at another element of that case fails" "false mismatch" \
+	"$(printf '%s' "$out" | jq -r '"\(.run.exec) \(.run.reason)"')"
 
 # A performance case's output of more than 4 MiB is kept as a sample:
 # its values at fixed positions (the positions themselves not stored)
