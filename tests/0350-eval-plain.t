@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 47
+plan 48
 
 cat > ref.py <<'PY'
 import torch
@@ -455,4 +455,39 @@ for a, b, differ in ((c, r, 2), (c.t(), r.t(), 2), (r.clone(), r, 0)):
     compare.CHUNK = 1000
     out.append("same" if verdicts(a, b) == whole and whole[1] == differ else f"{whole} {verdicts(a, b)}")
 print(*out)')"
+# The probe (the first call made again on its inputs changed in place)
+# keeps every argument that call is expected to change, changed by the
+# probe or not: a racing in-place output that the probe may leave as it
+# was must not make the probe's outputs differ in their keys.
+cat > fill.py <<'PY'
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fill(x_ptr, out_ptr, n, bit, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=float("-inf"))
+    tl.store(out_ptr + offs, tl.max(x, 0) + bit, mask=offs < n)
+
+
+def fill_max(x, out):
+    _fill[(1,)](x, out, x.numel(), float(os.urandom(1)[0] & 1), BLOCK=triton.next_power_of_2(x.numel()))
+PY
+cat > fill_test.py <<'PY'
+import torch
+
+
+def inputs():
+    return [(torch.randn(64, device="cuda"), torch.zeros(64, device="cuda"))]
+PY
+jq -nc --rawfile r fill.py --rawfile t fill_test.py \
+	'{id: "plain/fill_max", code: $r, task: {suite: "plain", name: "fill_max", reference: $r, test: $t}}' > fill.jsonl
+geak-eval --cpu --no-cache fill.jsonl > fill.out 2>> err.txt
+check_same "a racing in-place output passes its probe as its own candidate" "true null" \
+	"$(jq -r '"\(.eval.exec) \(.eval.message)"' fill.out)"
+
 done_testing

@@ -131,8 +131,11 @@ def _sync():
 
 
 class Call:
-    def __init__(self, name, args, kwargs, mode, index):
+    def __init__(self, name, args, kwargs, mode, index, like=None):
         self.name, self.mode, self.index = name, mode, index
+        # The call whose expected changes this one keeps: the probe keeps
+        # those of the call it repeats.
+        self.like = index if like is None else like
         self.returned = []
         self.launches = 0
         self.side_stream = False
@@ -191,7 +194,7 @@ class Call:
         """The call's record into STATE (and the outputs with it)."""
         _sync()
         changed = self.changed() if self.mode == "full" else []
-        keep = set(pos for pos, _ in changed) | set(STATE.expect.get(self.index, ()))
+        keep = set(pos for pos, _ in changed) | set(STATE.expect.get(self.like, ()))
         rec = {"name": self.name, "launches": self.launches, "side_stream": self.side_stream,
                "changed": [pos for pos, _ in changed],
                "ret_written": [self.written(t) for t in values.tensors(result) if t.numel() > 0],
@@ -267,7 +270,7 @@ def probe_first():
     probe's: the run's own outputs are kept by then."""
     if STATE.first is None:
         return
-    fn, args, kwargs = STATE.first
+    fn, args, kwargs, index = STATE.first
     STATE.first = None
     floats = [t for _, t in _tensor_args(args, kwargs)
               if (t.is_floating_point() or t.is_complex()) and t.numel() > 1 and not t.requires_grad]
@@ -276,7 +279,7 @@ def probe_first():
     _sync()
     for t in floats:
         _roll(t)
-    call = Call(getattr(fn, "__name__", "?"), args, kwargs, "full", "probe")
+    call = Call(getattr(fn, "__name__", "?"), args, kwargs, "full", "probe", like=index)
     COUNTER.call = call
     try:
         again = fn(*args, **kwargs)
@@ -305,7 +308,7 @@ def wrap(fn, name):
         _close(call, result)
         if STATE.mode == "full" and not STATE.probe_done:
             STATE.probe_done = True
-            STATE.first = (fn, args, kwargs)
+            STATE.first = (fn, args, kwargs, call.index)
         return result
     entry.__wrapped__ = fn
     entry.__name__ = getattr(fn, "__name__", name)

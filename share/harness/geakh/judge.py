@@ -77,21 +77,24 @@ def _without_opaque(x):
     return x
 
 
+def _args_like(c, r):
+    """Call c's outputs with its arguments kept only where r's are."""
+    if not isinstance(c, dict) or not isinstance(r, dict):
+        return c
+    return dict(c, args={k: v for k, v in (c.get("args") or {}).items() if k in (r.get("args") or {})})
+
+
 def _comparable(out, canon):
     """A run's outputs shaped as the reference's canonical ones are: the
-    calls' arguments kept only where the reference's are, objects that
-    are not data dropped from the calls."""
+    calls' and the probe's arguments kept only where the reference's are,
+    objects that are not data dropped from the calls."""
     if not isinstance(out, dict) or not isinstance(canon, dict):
         return out, canon
     calls, ref_calls = out.get("calls"), canon.get("calls")
     if isinstance(calls, list) and isinstance(ref_calls, list) and len(calls) == len(ref_calls):
-        shaped = []
-        for c, r in zip(calls, ref_calls):
-            if isinstance(c, dict) and isinstance(r, dict):
-                c = dict(c, args={k: v for k, v in (c.get("args") or {}).items()
-                                  if k in (r.get("args") or {})})
-            shaped.append(c)
-        out = dict(out, calls=shaped)
+        out = dict(out, calls=[_args_like(c, r) for c, r in zip(calls, ref_calls)])
+    if "probe" in out and "probe" in canon:
+        out = dict(out, probe=_args_like(out["probe"], canon["probe"]))
     return _without_opaque(out), _without_opaque(canon)
 
 
