@@ -2,8 +2,8 @@
 # One short GPU session's worth of evaluator checks: the machine, the
 # cheat corpus (timed, --static off), and tests/bench/eval-speed.sh on a
 # record set (cold; with the profiles and compiled kernels kept; fresh
-# code over kept profiles),
-# each step under its own time limit.  Records come from
+# code over kept profiles; kept again, one candidate at a time), each
+# step under its own time limit.  Records come from
 # tests/gpu/eval-data.sh (carry bin and the data directory):
 #
 #   tests/gpu/speed-check.sh [-j N] [-s SET] DATA_DIR OUT_DIR [cheats|nocheats]

@@ -48,13 +48,10 @@ def sample(t, salt):
     at sample_positions, and float64 sums of the values and their
     magnitudes (NaN and infinities counted apart).  The positions are not
     kept: the shape and the salt fix them, and the judge compares values
-    at like positions only; kept, they took two thirds of a float32
-    sample's bytes."""
+    at like positions only."""
     flat = t.detach().reshape(-1)
-    idx = sample_positions(flat.numel(), salt, flat.device)
     out = {"__sample__": True, "shape": tuple(t.shape), "dtype": str(t.dtype),
-           "values": flat[idx].to("cpu")}
-    del idx
+           "values": flat[sample_positions(flat.numel(), salt, flat.device)].to("cpu")}
     if flat.dtype == torch.bool:
         flat = flat.to(torch.uint8)
     floating = t.is_floating_point() or t.is_complex()
