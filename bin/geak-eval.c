@@ -717,7 +717,10 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		case O_HARNESS: *harness_dir = optarg; break;
 		case O_TMP: geak_eopt.tmp_parent = optarg; break;
 		case O_FILES: geak_eopt.file_limit_mib = geak_parse_long(optarg, "--file-limit", 1, 1L << 24); break;
-		case O_MEMORY: geak_eopt.memory_mib = geak_parse_long(optarg, "--memory-limit", 0, 1L << 30); break;
+		case O_MEMORY:
+			geak_eopt.memory_mib = geak_parse_long(optarg, "--memory-limit", 0, 1L << 30);
+			geak_eopt.memory_given = 1;
+			break;
 		case O_PROCS: geak_eopt.proc_limit = geak_parse_long(optarg, "--proc-limit", 0, 1L << 22); break;
 		case O_KEEP: geak_eopt.keep = 1; break;
 		case O_SHARD: parse_shard(optarg); break;

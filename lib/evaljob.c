@@ -290,19 +290,50 @@ geak_timeout_s(const struct geak_slot *s)
 	return s->task_timeout_s > geak_eopt.timeout_s ? s->task_timeout_s : geak_eopt.timeout_s;
 }
 
+static long long host_headroom(void);
+
 /* Bytes of memory a job of the slot's task may use; 0: no limit. */
 static long long
-job_memory(const struct geak_slot *s)
+job_memory(struct geak_slot *s)
 {
 	long mib = geak_eopt.memory_mib;
 
 	if (mib > 0 && s->task_memory_mib > mib)
 		mib = s->task_memory_mib;
+	if (mib > 0 && s->memory_boost) {
+		if (!s->boost_bytes)
+			s->boost_bytes = host_headroom();
+		if (s->boost_bytes > (long long)mib << 20)
+			return s->boost_bytes;
+	}
 	return (long long)mib << 20;
 }
 
+/* Bytes the host has available now, less an eighth of its memory, or 0:
+ * what a job may take once the jobs beside it are paused, which keep
+ * what they hold but take no more. */
+static long long
+host_headroom(void)
+{
+	FILE *fp = fopen("/proc/meminfo", "r");
+	char line[128];
+	long long avail = -1, kib;
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+
+	if (!fp)
+		return 0;
+	while (avail < 0 && fgets(line, sizeof line, fp))
+		if (sscanf(line, "MemAvailable: %lld kB", &kib) == 1)
+			avail = kib << 10;
+	fclose(fp);
+	if (avail < 0 || pages <= 0 || page <= 0)
+		return 0;
+	avail -= (long long)pages * page / 8;
+	return avail > 0 ? avail : 0;
+}
+
 static json_t *
-request(const struct geak_slot *s, const char *op, const char *dir, const char *nonce, json_t *extra)
+request(struct geak_slot *s, const char *op, const char *dir, const char *nonce, json_t *extra)
 {
 	json_t *req = json_pack("{s:s, s:s, s:s, s:f, s:f}", GEAK_REQ_OP, op, GEAK_REQ_DIR, dir,
 	    GEAK_REQ_NONCE, nonce, GEAK_REQ_TIMEOUT, geak_timeout_s(s),
@@ -367,7 +398,16 @@ killed_from_outside(json_t *resp)
 {
 	return !strcmp(geak_job_status(resp), "signal") &&
 	    json_integer_value(json_object_get(resp, "signal")) == SIGKILL &&
-	    !json_object_get(resp, "limit"); /* its own memory limit: no retry helps */
+	    !json_object_get(resp, "limit"); /* its own limit: see share_ran_out */
+}
+
+/* Killed at its memory limit where that is the default share of the
+ * host's over -j, and not on a run again already. */
+static int
+share_ran_out(const struct geak_slot *s, json_t *resp)
+{
+	return json_object_get(resp, "limit") && !geak_eopt.memory_given && geak_eopt.memory_mib &&
+	    !s->memory_boost;
 }
 
 static int
@@ -438,27 +478,34 @@ geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *d
 	return again_if_short(s, which, resp, op, dir, nonce, extra, err, errlen);
 }
 
-/* A job that ran out of memory (the harness's mark in dir, or the host's
- * killer) beside other jobs, running or paused (paused ones keep their
- * memory): what they held may be what it lacked, so it runs once more on
- * a drained GPU (in the CPU mode, just once more).  Otherwise resp. */
+/* A job that ran out of memory (the harness's mark in dir, the host's
+ * killer, or its default share of the host's) beside other jobs, running
+ * or paused (paused ones keep their memory): what they held may be what
+ * it lacked, so it runs once more on a drained GPU (in the CPU mode, just
+ * once more); one whose share ran out may then use what the host has
+ * available.  Otherwise resp. */
 static json_t *
 again_if_short(struct geak_slot *s, int which, json_t *resp, const char *op, const char *dir,
     const char *nonce, json_t *extra, char *err, size_t errlen)
 {
 	int gpu_short = ran_out_of_memory(dir);
+	int share = !gpu_short && share_ran_out(s, resp);
+	const char *why = gpu_short ? (s->gpu ? "out of GPU memory" : "out of memory") :
+	    share ? "killed at its share of the host's memory" : "killed by SIGKILL (host memory?)";
 
-	if (!gpu_short && !killed_from_outside(resp))
+	if (!gpu_short && !share && !killed_from_outside(resp))
 		return resp;
-	if (s->gpu)
-		geak_trace(s, "%s: %s beside other jobs; again on a drained GPU", base_name(dir),
-		    gpu_short ? "out of GPU memory" : "killed by SIGKILL (host memory?)");
-	else
-		geak_trace(s, "%s: %s beside other jobs; once more", base_name(dir),
-		    gpu_short ? "out of memory" : "killed by SIGKILL (host memory?)");
+	geak_trace(s, "%s: %s beside other jobs; %s", base_name(dir), why,
+	    s->gpu ? "again on a drained GPU" : "once more");
 	s->oom_retries++;
+	s->memory_boost = share;
+	s->boost_bytes = 0;
 	json_decref(resp);
-	return geak_job(s, which, GEAK_GPU_DRAINED, op, dir, nonce, extra, err, errlen);
+	resp = geak_job(s, which, GEAK_GPU_DRAINED, op, dir, nonce, extra, err, errlen);
+	if (share)
+		geak_trace(s, "%s: it was allowed %lld MiB", base_name(dir), job_memory(s) >> 20);
+	s->memory_boost = 0;
+	return resp;
 }
 
 json_t *

@@ -26,6 +26,7 @@ struct geak_evalopts {
 	long perf_cases;          /* a task's performance cases run, 0: all */
 	long file_limit_mib;
 	long memory_mib, proc_limit;  /* each job's; 0: none */
+	int memory_given;         /* --memory-limit was given: never more */
 	double speedup_limit;
 	const char *python;
 	char *harness;            /* geak_worker.py */
@@ -60,6 +61,8 @@ struct geak_slot {
 	const char *where, *id;   /* the candidate's input line and id, for -v */
 	double task_timeout_s;    /* the candidate's task's own --timeout (task.timeout), or 0 */
 	long task_memory_mib;     /* its own --memory-limit (task.memory_mib), or 0 */
+	int memory_boost;         /* run again after its share ran out: what the host has */
+	long long boost_bytes;    /* that, once measured on the drained GPU; 0: not yet */
 	/* A job that said it is ready and waits for go: */
 	struct geak_gpumember member;
 	int pending;

@@ -11,7 +11,7 @@
 command -v jq >/dev/null || skip_all "no jq"
 command -v base64 >/dev/null || skip_all "no base64"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 30
+plan 33
 
 sb=$top/tests/sandbox
 c=$top/tests/cheats
@@ -141,6 +141,29 @@ geak-eval -j 1 --cpu --static off --no-cache --tmpdir tmp --timeout 60 --memory-
 	> big-out.jsonl 2> big-err.txt
 check_match "a task's memory_mib above --memory-limit: the hog gets all it asked for" \
 	'allocated 1536 MiB' "$(jq -r '.eval.stdout_tail // ""' big-out.jsonl)"
+
+# A job killed at its default share of the host's memory (3/4 of it over
+# -j, 2048 MiB at least) runs once more, once no other job's run is in
+# flight, allowed what the host has available then less an eighth of its
+# memory: the hog of 3072 MiB at -j 64 runs to its end.  Under an rlimit (no cgroup) the
+# hog is stopped, not killed, and nothing runs again.
+if [ "$(ev memhog '.sandbox.memory')" = cgroup ] &&
+	[ "$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)" -gt 8192 ]; then
+	record memhog | sed 's/< 16:/< 12:/' > share.jsonl
+	geak-eval -j 64 -v --cpu --static off --no-cache --tmpdir tmp --timeout 120 share.jsonl \
+		> share-out.jsonl 2> share-err.txt
+	check_match "its share ran out: the hog runs again and gets all it asked for" \
+		'allocated 3072 MiB' "$(jq -r '.eval.stdout_tail // ""' share-out.jsonl)"
+	check_same "noted oom_retry, the retry traced with the memory it was given" "oom_retry 1" \
+		"$(jq -r '.eval.notes | map(select(. == "oom_retry")) | join(",")' share-out.jsonl) $(grep -c \
+			"cand-.*: it was allowed [0-9]* MiB" share-err.txt)"
+	geak-eval -j 64 --cpu --static off --no-cache --tmpdir tmp --timeout 120 --memory-limit 2048 \
+		share.jsonl > given-out.jsonl 2>/dev/null
+	check_match "with --memory-limit given it is killed there, and not run again" \
+		'killed at its memory limit' "$(jq -r '.eval.stderr_tail // ""' given-out.jsonl)"
+else
+	for i in 1 2 3; do skip "no memory cgroup, or under 8 GiB available"; done
+fi
 
 kill "$victim"
 rm -f /tmp/geak-sbx-$tag /dev/shm/geak-sbx-$tag "$HOME/geak-sbx-$tag" /root/geak-sbx-$tag 2>/dev/null
