@@ -8,18 +8,21 @@ forked from this one, which itself never touches the device:
      performance case once and once more with poisoned guard zones after
      its inputs;
   B  another process (memory a process reads but never wrote holds the
-     same garbage for all its runs), every autotuner on its other
+     same garbage for all its runs), every autotuner on each of its
      configurations in turn, up to CONFIG_SWEEP (outputs that depend on
      the tuning differ): whatever configuration a candidate's search
      picks, the elements that depend on it are known;
   R  the cases on which two runs disagree (racing writes, or another
-     configuration's outputs), and every seed where one does, RESAMPLES
-     times more (fewer where their outputs would pass R_BYTES): two runs
-     show only part of what races.
+     configuration's outputs), and every seed where one does, half of
+     RESAMPLES times more (fewer where their outputs, R's and P's, would
+     pass R_BYTES): two runs show only part of what races;
+  P  the same runs again, perturbed (see perturb): a race decided alike
+     under one process's conditions can go the other way under a
+     candidate's.
 
 A run that fails on poisoned memory makes every run go without the poison;
 one whose first run passes and a later one fails makes every run go to a
-process of its own ("one_call").  Runs of B and R that fail are left out.
+process of its own ("one_call").  Runs of B, R and P that fail are left out.
 
 The profile (profile.json, profile.pt) holds the run mode, the first run's
 outputs per seed and case as the canonical ones, a mask per output of the
@@ -168,11 +171,12 @@ class Calibration:
     def sweep_plan(self, sweep):
         """B: another process; where autotuners have more than one
         configuration, its first seed once under each configuration k of
-        every tuner (k = 1 .. sweep-1: A searched for the best), the other
-        seeds under configuration 1, and each case once per k."""
+        every tuner (k = 0 .. sweep-1: whichever A's search chose, each of
+        the others runs), the other seeds under configuration 1, and each
+        case once per k."""
         if sweep < 2:
             return self.plan(self.seeds, 1)
-        ks = list(range(1, sweep))
+        ks = list(range(sweep))
         p = self.plan([self.seeds[0]] * len(ks) + self.seeds[1:], len(ks))
         p["force"] = ks + [1] * (len(self.seeds) - 1)
         p["keep_going"] = True
@@ -252,12 +256,14 @@ class Calibration:
         # further run would be another process.
         seeds, cases = ([], set()) if self.one_call else self.racing()
         if seeds or cases:
-            n = self.resamples(seeds, cases)
+            n = max(2, self.resamples(seeds, cases) // 2)
             plan = self.plan([s for s in seeds for _ in range(n)], n if cases else 0)
             if "perf" in plan:
                 plan["perf"]["skip"] = sorted(k for k in self.case_info if k not in cases)
             got = self.process("R", plan)
             self.take(*got, "R")
+            got = self.process("P", dict(plan, perturb=1 + len(self.runs)))
+            self.take(*got, "P")
 
     def racing(self):
         """The seeds and the cases on which two runs so far disagree, of
@@ -273,8 +279,9 @@ class Calibration:
         return seeds, {k for k in self.cases if differs(("case", k))}
 
     def resamples(self, seeds, cases):
-        """How many times R runs each racing seed and case: RESAMPLES, or
-        as many as keep their outputs within R_BYTES, two at least."""
+        """How many times R and P together run each racing seed and case:
+        RESAMPLES, or as many as keep their outputs within R_BYTES, two at
+        least."""
         one = sum(values.nbytes(next(o for sd, _, o in self.runs if sd == s)) for s in seeds)
         one += sum(values.nbytes(self.cases[k][0]) for k in cases)
         return max(2, min(RESAMPLES, R_BYTES // max(1, one)))
@@ -387,7 +394,9 @@ def _fixed_races(canon, by_process, rtol, atol):
     differ at an element that no run of the reference showed."""
     procs = by_process or {}
     resampled = [o for o in procs.get("R") or [] if o is not canon]
-    others = [o for name, outs in procs.items() if name != "R" for o in outs if o is not canon]
+    # P's runs are made under conditions of their own, the point of them.
+    others = [o for name, outs in procs.items() if name not in ("R", "P")
+              for o in outs if o is not canon]
     # One other run can agree with the canonical outputs' own lost race
     # by chance; two rarely do.
     if len(resampled) < 2 or len(others) < 2:

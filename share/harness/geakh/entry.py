@@ -14,7 +14,9 @@ opens a Call, which records
     changed), whether the code's kernels wrote it: its storage was given
     to one of them, the first such launch changed what it held, and
     nothing changed it after the last (so a torch result copied over a
-    kernel's, or a kernel that only reads a torch result, does not count);
+    kernel's, or a kernel that only reads a torch result, does not count;
+    the memory the allocator keeps cached is filled before the call, see
+    guard.fill_free, so that a block cannot already hold what is written);
   - the outputs themselves, returned and changed arguments, for the judge.
 
 In "full" mode (correctness runs) the first call of each run is made once
@@ -33,7 +35,7 @@ import weakref
 
 import torch
 
-from . import launches, values
+from . import guard, launches, values
 
 COUNTER = launches.COUNTER
 
@@ -146,6 +148,7 @@ class Call:
         self.snap = []
         if mode == "full":
             _sync()
+            guard.fill_free(guard.POISON["on"])
             self.snap = [(pos, t, t.detach().clone()) for pos, t in self.args]
         self.t0 = time.monotonic()
 
@@ -162,6 +165,19 @@ class Call:
             k = self._key(st)
             if k not in self.first:
                 self.first[k] = (st, launches.fingerprint(st) if self.mode == "full" else None)
+
+    def searched(self, storages):
+        """Storages an autotuner's search is about to give the code's
+        kernels: what they hold now, not what the search leaves in them,
+        is what the call's launches start from."""
+        if self.mode != "full":
+            return
+        new = [st for st in storages if self._key(st) not in self.first]
+        if not new:
+            return
+        _sync()
+        for st in new:
+            self.first[self._key(st)] = (st, launches.fingerprint(st))
 
     def after_launch(self, storages):
         self.launches += 1

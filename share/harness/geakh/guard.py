@@ -109,6 +109,54 @@ def poison(device):
     del held
 
 
+# The most cached blocks fill_free fills, the largest first; the
+# allocator serves requests of up to SMALL bytes from its small pool.
+FILL_BLOCKS = 256
+SMALL = 1 << 20
+
+
+def fill_free(poisoned):
+    """Fill the device memory torch's allocator keeps cached but unused on
+    this stream (NaN bytes where runs are poisoned, zeros where they are
+    not), so that whatever the next call allocates, through any API,
+    holds neither an earlier run's values nor garbage: a kernel that
+    writes just the values its block already held would look as if it
+    wrote nothing.  Blocks are taken by requests of their exact size (a
+    small pool's over SMALL bytes in pieces; a large pool's of at most
+    SMALL bytes cannot be), so nothing new is reserved."""
+    if _cpu_mode() or not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return
+    stream = torch.cuda.current_stream()
+    try:
+        segments = torch.cuda.memory_snapshot()
+    except RuntimeError:
+        return
+    sizes = []
+    for seg in segments:
+        if seg.get("stream") != stream.cuda_stream or seg.get("device") != stream.device.index:
+            continue
+        pool = seg.get("segment_pool_id")
+        if pool is not None and tuple(pool) != (0, 0):  # a private pool (CUDA graphs)
+            continue
+        small = seg.get("segment_type") == "small"
+        for b in seg["blocks"]:
+            n = b["size"]
+            if b["state"] != "inactive" or (not small and n <= SMALL):
+                continue
+            # A small segment's free block over SMALL is taken in pieces.
+            while small and n > SMALL:
+                sizes.append(SMALL)
+                n -= SMALL
+            sizes.append(n)
+    held = []
+    with torch.no_grad():
+        for n in sorted(sizes, reverse=True)[:FILL_BLOCKS]:
+            t = torch.empty(n, dtype=torch.uint8, device=stream.device)
+            t.fill_(0xFF if poisoned else 0)
+            held.append(t)
+    del held
+
+
 # ---- uninitialised memory ----------------------------------------------
 
 EMPTY_FUNCS = frozenset(f for f in (

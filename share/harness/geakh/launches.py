@@ -8,7 +8,8 @@ while an autotuner times its configurations belong to the search.
 
 Each launch is credited to the call in progress (entry.Call): the storages
 it was given, and, where the call watches writes, what those storages held
-before the first launch that took them and after the last, so that an
+before the first launch that took them (an autotuner's search included:
+its launches write the outputs too) and after the last, so that an
 output can be told written by a kernel from one that a kernel only read
 (see Call.written).  A launch on another stream than the one the call began
 on is noted.
@@ -17,7 +18,7 @@ import os
 
 import torch
 
-from . import autotune
+from . import autotune, perturb
 
 _equal = torch.equal  # bound before the code under test can replace it
 
@@ -93,8 +94,11 @@ class Counter:
             orig = cls.run
 
             def run(self, *args, _orig=orig, **kwargs):
-                if not counter.active or kwargs.get("warmup") or autotune.benching() \
-                        or not counter.owns(self):
+                if not counter.active or kwargs.get("warmup") or not counter.owns(self):
+                    return _orig(self, *args, **kwargs)
+                if autotune.benching():
+                    if counter.call is not None:
+                        counter.call.searched(_storages(args, kwargs))
                     return _orig(self, *args, **kwargs)
                 return counter._launch(self, _orig, args, kwargs)
             cls.run = run
@@ -105,15 +109,10 @@ class Counter:
         opened = call is None and self.top_level is not None
         if opened:  # a test that launches a kernel itself: a call of its own
             call = self.top_level(getattr(kernel.fn, "__name__", "?"), args, kwargs)
-        storages = []
-        for a in list(args) + list(kwargs.values()):
-            if isinstance(a, torch.Tensor) and a.numel() > 0:
-                try:
-                    storages.append(a.untyped_storage())
-                except Exception:  # noqa: BLE001 - a tensor without storage
-                    pass
+        storages = _storages(args, kwargs)
         if call is not None:
             call.before_launch(storages, _stream_id())
+        perturb.before_launch()
         try:
             out = orig(kernel, *args, **kwargs)
         except BaseException:
@@ -127,6 +126,17 @@ class Counter:
             if opened:
                 call.finish(None)
         return out
+
+
+def _storages(args, kwargs):
+    out = []
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, torch.Tensor) and a.numel() > 0:
+            try:
+                out.append(a.untyped_storage())
+            except Exception:  # noqa: BLE001 - a tensor without storage
+                pass
+    return out
 
 
 COUNTER = Counter()

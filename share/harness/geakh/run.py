@@ -28,7 +28,7 @@ import traceback
 
 import torch
 
-from . import autotune, entry, guard, launches, tasks, timing, values
+from . import autotune, entry, guard, launches, perturb, tasks, timing, values
 from .errors import error_info
 
 COUNTER = launches.COUNTER
@@ -86,6 +86,7 @@ class Job:
         try:
             if self.poison:
                 guard.poison(self.device)
+            perturb.shift()
             guard.reseed(seed)
             with guard.poisoned(self.poison, self.device):
                 value = self.program.run(seed)
@@ -195,6 +196,7 @@ class Job:
         entry.STATE.mode = "light"
         entry.STATE.begin_run()
         before = COUNTER.count
+        perturb.shift()
         guard.reseed(self.spec.get("seeds", [42])[0])
         with guard.poisoned(self.poison, self.device):
             x = make(poisoned_zones) if make is not None else None
@@ -375,6 +377,8 @@ def main(workdir, nonce, req, hooks):
     autotune.set_policy(_policy(plan.get("autotune"), spec), plan.get("pins"))
     random.seed(0)
     job = Job(spec, plan, workdir, nonce, hooks)
+    if plan.get("perturb") and job.device != "cpu":
+        perturb.start(int(plan["perturb"]))
     if plan.get("one_call") and spec.get("suite") != "rocm":
         return run_split(job)
     t0 = time.monotonic()
