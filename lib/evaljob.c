@@ -478,34 +478,39 @@ geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *d
 	return again_if_short(s, which, resp, op, dir, nonce, extra, err, errlen);
 }
 
-/* A job that ran out of memory (the harness's mark in dir, the host's
- * killer, or its default share of the host's) beside other jobs, running
- * or paused (paused ones keep their memory): what they held may be what
- * it lacked, so it runs once more on a drained GPU (in the CPU mode, just
- * once more); one whose share ran out may then use what the host has
- * available.  Otherwise resp. */
+/* A job that ran out of memory (the harness's mark in dir, or the host's
+ * killer) beside other jobs, running or paused (paused ones keep their
+ * memory): what they held may be what it lacked, so it runs once more on
+ * a drained GPU (in the CPU mode, just once more).  One killed at its
+ * default share of the host's memory runs once more beside them, allowed
+ * what the host has available then (draining would hold every other job
+ * up for as long as the longest run in flight; should the host run out
+ * after all, its killer's SIGKILL brings the drained run).  Otherwise
+ * resp. */
 static json_t *
 again_if_short(struct geak_slot *s, int which, json_t *resp, const char *op, const char *dir,
     const char *nonce, json_t *extra, char *err, size_t errlen)
 {
 	int gpu_short = ran_out_of_memory(dir);
 	int share = !gpu_short && share_ran_out(s, resp);
-	const char *why = gpu_short ? (s->gpu ? "out of GPU memory" : "out of memory") :
-	    share ? "killed at its share of the host's memory" : "killed by SIGKILL (host memory?)";
 
 	if (!gpu_short && !share && !killed_from_outside(resp))
 		return resp;
-	geak_trace(s, "%s: %s beside other jobs; %s", base_name(dir), why,
-	    s->gpu ? "again on a drained GPU" : "once more");
 	s->oom_retries++;
-	s->memory_boost = share;
-	s->boost_bytes = 0;
 	json_decref(resp);
-	resp = geak_job(s, which, GEAK_GPU_DRAINED, op, dir, nonce, extra, err, errlen);
-	if (share)
-		geak_trace(s, "%s: it was allowed %lld MiB", base_name(dir), job_memory(s) >> 20);
-	s->memory_boost = 0;
-	return resp;
+	if (share) {
+		s->memory_boost = 1;
+		s->boost_bytes = 0;
+		geak_trace(s, "%s: killed at its share of the host's memory; once more, allowed "
+		    "%lld MiB", base_name(dir), job_memory(s) >> 20);
+		resp = geak_job(s, which, GEAK_GPU_SHARED, op, dir, nonce, extra, err, errlen);
+		s->memory_boost = 0;
+		return resp;
+	}
+	geak_trace(s, "%s: %s beside other jobs; %s", base_name(dir),
+	    gpu_short ? (s->gpu ? "out of GPU memory" : "out of memory") :
+	    "killed by SIGKILL (host memory?)", s->gpu ? "again on a drained GPU" : "once more");
+	return geak_job(s, which, GEAK_GPU_DRAINED, op, dir, nonce, extra, err, errlen);
 }
 
 json_t *

@@ -143,9 +143,9 @@ check_match "a task's memory_mib above --memory-limit: the hog gets all it asked
 	'allocated 1536 MiB' "$(jq -r '.eval.stdout_tail // ""' big-out.jsonl)"
 
 # A job killed at its default share of the host's memory (3/4 of it over
-# -j, 2048 MiB at least) runs once more, once no other job's run is in
-# flight, allowed what the host has available then less an eighth of its
-# memory: the hog of 3072 MiB at -j 64 runs to its end.  Under an rlimit (no cgroup) the
+# -j, 2048 MiB at least) runs once more beside the others, allowed what
+# the host has available then less an eighth of its memory: the hog of
+# 3072 MiB at -j 64 runs to its end.  Under an rlimit (no cgroup) the
 # hog is stopped, not killed, and nothing runs again.
 if [ "$(ev memhog '.sandbox.memory')" = cgroup ] &&
 	[ "$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)" -gt 8192 ]; then
@@ -156,7 +156,8 @@ if [ "$(ev memhog '.sandbox.memory')" = cgroup ] &&
 		'allocated 3072 MiB' "$(jq -r '.eval.stdout_tail // ""' share-out.jsonl)"
 	check_same "noted oom_retry, the retry traced with the memory it was given" "oom_retry 1" \
 		"$(jq -r '.eval.notes | map(select(. == "oom_retry")) | join(",")' share-out.jsonl) $(grep -c \
-			"cand-.*: it was allowed [0-9]* MiB" share-err.txt)"
+			"cand-.*: killed at its share of the host's memory; once more, allowed [0-9]* MiB" \
+			share-err.txt)"
 	geak-eval -j 64 --cpu --static off --no-cache --tmpdir tmp --timeout 120 --memory-limit 2048 \
 		share.jsonl > given-out.jsonl 2>/dev/null
 	check_match "with --memory-limit given it is killed there, and not run again" \

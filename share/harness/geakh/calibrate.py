@@ -99,6 +99,9 @@ def _run_process(d, name, spec, plan, budget):
         if res.get("nonce") != nonce:
             raise ValueError("not this run's result")
         outs = values.load(os.path.join(sub, "outputs.pt"))
+        # Read once; where the run folder lies in memory (a tmpfs), the
+        # file would count against the job's memory as long as it stays.
+        os.remove(os.path.join(sub, "outputs.pt"))
     except (OSError, ValueError, values.Refused) as exc:
         try:
             with open(os.path.join(sub, "failed.json")) as fp:
