@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 48
+plan 49
 
 cat > ref.py <<'PY'
 import torch
@@ -489,5 +489,11 @@ jq -nc --rawfile r fill.py --rawfile t fill_test.py \
 geak-eval --cpu --no-cache fill.jsonl > fill.out 2>> err.txt
 check_same "a racing in-place output passes its probe as its own candidate" "true null" \
 	"$(jq -r '"\(.eval.exec) \(.eval.message)"' fill.out)"
+
+# An autotuner's search writes a call's outputs before the call's own
+# launch writes the same values there: the launch hook tells the call of
+# the search's launches, so the output counts as written by its kernels.
+check_same "an output a search wrote first is written by the call's kernels" "True False" \
+	"$("$GEAK_PYTHON" "$top/tests/harness/searched.py" 2>>err.txt | tail -n 1)"
 
 done_testing
