@@ -309,9 +309,10 @@ job_memory(struct geak_slot *s)
 	return (long long)mib << 20;
 }
 
-/* Bytes the host has available now, less an eighth of its memory, or 0:
- * what a job may take once the jobs beside it are paused, which keep
- * what they hold but take no more. */
+/* Bytes a job whose share ran out may use: what the host has available
+ * now less an eighth of its memory (left to the jobs beside it), and at
+ * most half of its memory (what one hostile job can take from them), or
+ * 0. */
 static long long
 host_headroom(void)
 {
@@ -329,6 +330,8 @@ host_headroom(void)
 	if (avail < 0 || pages <= 0 || page <= 0)
 		return 0;
 	avail -= (long long)pages * page / 8;
+	if (avail > (long long)pages * page / 2)
+		avail = (long long)pages * page / 2;
 	return avail > 0 ? avail : 0;
 }
 

@@ -62,7 +62,7 @@ struct geak_slot {
 	double task_timeout_s;    /* the candidate's task's own --timeout (task.timeout), or 0 */
 	long task_memory_mib;     /* its own --memory-limit (task.memory_mib), or 0 */
 	int memory_boost;         /* run again after its share ran out: what the host has */
-	long long boost_bytes;    /* that, once measured on the drained GPU; 0: not yet */
+	long long boost_bytes;    /* that, measured as the run again starts; 0: not yet */
 	/* A job that said it is ready and waits for go: */
 	struct geak_gpumember member;
 	int pending;

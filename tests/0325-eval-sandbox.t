@@ -144,8 +144,8 @@ check_match "a task's memory_mib above --memory-limit: the hog gets all it asked
 
 # A job killed at its default share of the host's memory (3/4 of it over
 # -j, 2048 MiB at least) runs once more beside the others, allowed what
-# the host has available then less an eighth of its memory: the hog of
-# 3072 MiB at -j 64 runs to its end.  Under an rlimit (no cgroup) the
+# the host has available then less an eighth of its memory (at most
+# half of it): the hog of 3072 MiB at -j 64 runs to its end.  Under an rlimit (no cgroup) the
 # hog is stopped, not killed, and nothing runs again.
 if [ "$(ev memhog '.sandbox.memory')" = cgroup ] &&
 	[ "$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)" -gt 8192 ]; then
