@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 49
+plan 50
 
 cat > ref.py <<'PY'
 import torch
@@ -489,6 +489,47 @@ jq -nc --rawfile r fill.py --rawfile t fill_test.py \
 geak-eval --cpu --no-cache fill.jsonl > fill.out 2>> err.txt
 check_same "a racing in-place output passes its probe as its own candidate" "true null" \
 	"$(jq -r '"\(.eval.exec) \(.eval.message)"' fill.out)"
+
+# An argument that no call of the reference changes but its probe may:
+# here only the first probe of a process (the reference's canonical one,
+# and the candidate's first run's) lifts x[0] in place, so the probe of
+# the candidate's repeated run keeps x only because the reference's
+# probe was seen to change it.
+cat > lift.py <<'PY'
+import torch
+import triton
+import triton.language as tl
+
+_lifted = []
+
+
+@triton.jit
+def _lift(x_ptr, out_ptr, n, up, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + offs, x * 2, mask=offs < n)
+    tl.store(x_ptr, tl.where(up > 0, tl.load(x_ptr + 1), tl.load(x_ptr)))
+
+
+def lift(x, out):
+    up = 0.0
+    if not _lifted and float(x[0]) < float(x[1]):
+        _lifted.append(1)
+        up = 1.0
+    _lift[(1,)](x, out, x.numel(), up, BLOCK=triton.next_power_of_2(x.numel()))
+PY
+cat > lift_test.py <<'PY'
+import torch
+
+
+def inputs():
+    return [(torch.sort(torch.randn(64, device="cuda"), descending=True).values, torch.zeros(64, device="cuda"))]
+PY
+jq -nc --rawfile r lift.py --rawfile t lift_test.py \
+	'{id: "plain/lift", code: $r, task: {suite: "plain", name: "lift", reference: $r, test: $t}}' > lift.jsonl
+geak-eval --cpu --no-cache lift.jsonl > lift.out 2>> err.txt
+check_same "an argument only the reference's probe changed: the repeat's probe keeps it" "true null" \
+	"$(jq -r '"\(.eval.exec) \(.eval.message)"' lift.out)"
 
 # An autotuner's search writes a call's outputs before the call's own
 # launch writes the same values there: the launch hook tells the call of

@@ -164,7 +164,9 @@ class Calibration:
         self.first = None  # A's result
 
     def plan(self, runs, perf_checks=0, guard_poison=False, autotune=None):
-        p = {"runs": runs, "poison": self.poison, "one_call": self.one_call}
+        # Probes keep every argument, so that where one run's probe changes
+        # an argument and another's does not, the masks show it.
+        p = {"runs": runs, "poison": self.poison, "one_call": self.one_call, "probe_inputs": True}
         if autotune is not None:
             p["autotune"] = autotune
         if perf_checks and self.has_perf:
@@ -358,6 +360,20 @@ def _profile(cal):
     for s in seeds:
         for i, c in enumerate(s["calls"]):
             expect.setdefault(i, set()).update(c["changed"])
+    # What the reference's probe changed is expected of the call it
+    # repeats: a change that only the changed inputs bring on, some of
+    # the time, would otherwise leave a candidate's probe without an
+    # argument that the canonical probe has.
+    for _, rec, _ in cal.runs:
+        probe = rec.get("probe") or {}
+        if isinstance(probe.get("repeats"), int):
+            expect.setdefault(probe["repeats"], set()).update(probe.get("changed") or [])
+    # The probes kept every argument; a candidate's keeps those expected.
+    for s in seeds:
+        repeats = (s.get("probe") or {}).get("repeats")
+        kept = expect.get(repeats, set()) if isinstance(repeats, int) else set()
+        for part in ("canon", "mask"):
+            _probe_args_only(tensors["seeds"][s["seed"]][part], kept)
     # A seed under which the reference's outputs are those of the first
     # (a test that seeds itself) would only run the first again: the
     # candidate runs the first twice, for the repeat, and the seeds that
@@ -383,6 +399,14 @@ def _profile(cal):
         "tolerance": [rtol, atol],
     }
     return profile, tensors
+
+
+def _probe_args_only(out, kept):
+    """out's (a run's outputs, or their mask) probe arguments cut to those
+    at the positions kept, in place."""
+    probe = out.get("probe") if isinstance(out, dict) else None
+    if isinstance(probe, dict) and isinstance(probe.get("args"), dict):
+        probe["args"] = {k: v for k, v in probe["args"].items() if k in kept}
 
 
 def _fixed_races(canon, by_process, rtol, atol):

@@ -94,6 +94,7 @@ class State:
         self.returned = []      # and the tensors each returned (weak references)
         self.probes = []        # the probe of the run's first call
         self.expect = {}        # call index -> argument positions the reference changes
+        self.probe_inputs = False  # the probe keeps every argument (the calibration's)
         self.probe_done = False
         self.first = None       # the run's first call: (fn, args, kwargs)
 
@@ -211,6 +212,8 @@ class Call:
         _sync()
         changed = self.changed() if self.mode == "full" else []
         keep = set(pos for pos, _ in changed) | set(STATE.expect.get(self.like, ()))
+        if self.index == "probe" and STATE.probe_inputs:
+            keep |= set(pos for pos, _ in self.args)
         rec = {"name": self.name, "launches": self.launches, "side_stream": self.side_stream,
                "changed": [pos for pos, _ in changed],
                "ret_written": [self.written(t) for t in values.tensors(result) if t.numel() > 0],
@@ -307,7 +310,9 @@ def probe_first():
                              None))
         return
     COUNTER.call = None
-    STATE.probes.append(call.finish(again))
+    rec, out = call.finish(again)
+    rec["repeats"] = index
+    STATE.probes.append((rec, out))
 
 
 def wrap(fn, name):

@@ -78,6 +78,7 @@ class Job:
         entry.STATE.mode = "full"
         entry.STATE.begin_run()
         entry.STATE.expect = {int(k): v for k, v in (self.plan.get("expect") or {}).items()}
+        entry.STATE.probe_inputs = bool(self.plan.get("probe_inputs"))
         before = COUNTER.count
         threads = threading.active_count()
         t0 = time.monotonic()
