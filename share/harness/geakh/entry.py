@@ -11,12 +11,14 @@ opens a Call, which records
   - which tensor arguments the call changed (each is copied before and
     compared after);
   - for each output (every non-empty tensor returned, and every argument
-    changed), whether the code's kernels wrote it: its storage was given
-    to one of them, the first such launch changed what it held, and
-    nothing changed it after the last (so a torch result copied over a
-    kernel's, or a kernel that only reads a torch result, does not count;
-    the memory the allocator keeps cached is filled before the call, see
-    guard.fill_free, so that a block cannot already hold what is written);
+    changed), whether the code's kernels wrote it: the last change to it
+    that the call saw was made during one of their launches (what it
+    holds as each launch starts is compared with what the launch before
+    left), and nothing changed it after (so a torch result copied over
+    a kernel's, before a kernel that only reads it or after the last
+    launch, does not count; the memory the allocator keeps cached is
+    filled before the call, see guard.fill_free, so that a block cannot
+    already hold what is written);
   - the outputs themselves, returned and changed arguments, for the judge.
 
 In "full" mode (correctness runs) the first call of each run is made once
@@ -143,8 +145,7 @@ class Call:
         self.launches = 0
         self.side_stream = False
         self.stream = launches._stream_id()
-        self.first = {}          # storage key -> (storage, fingerprint before its first launch)
-        self.last = {}           # storage key -> fingerprint after its last launch
+        self._forget()
         self.args = _tensor_args(args, kwargs)
         self.snap = []
         if mode == "full":
@@ -157,28 +158,47 @@ class Call:
     def _key(st):
         return (st.device.type, st.data_ptr(), st.nbytes())
 
+    def _forget(self):
+        self.seen = {}       # storage key -> storage, of every launch of the call
+        self.before = {}     # storage key -> fingerprint before the launch in progress
+        self.after = {}      # storage key -> fingerprint after the last launch that took it
+        self.by_kernel = {}  # storage key -> whether the last change seen was a launch's
+        self.search = {}     # storage key -> fingerprint before an autotuner's search
+
     def before_launch(self, storages, stream):
+        """What each storage holds as a launch starts: where that is not
+        what the last launch left, something else changed it between."""
         if stream != self.stream:
             self.side_stream = True
         if self.mode == "full":
             _sync()
+        search, self.search = self.search, {}
         for st in storages:
             k = self._key(st)
-            if k not in self.first:
-                self.first[k] = (st, launches.fingerprint(st) if self.mode == "full" else None)
+            self.seen.setdefault(k, st)
+            if self.mode != "full":
+                continue
+            last = self.after.get(k)
+            now = search.get(k)  # the launch that ends a search starts where it began
+            if now is None:
+                now = last if launches.same(last, launches.fingerprint(st, copy=False)) else \
+                    launches.fingerprint(st)
+            if last is not None and not launches.same(now, last):
+                self.by_kernel[k] = False
+            self.before[k] = now
 
     def searched(self, storages):
         """Storages an autotuner's search is about to give the code's
-        kernels: what they hold now, not what the search leaves in them,
-        is what the call's launches start from."""
+        kernels: its launches write them too, so the launch that ends the
+        search counts from what they held before it."""
         if self.mode != "full":
             return
-        new = [st for st in storages if self._key(st) not in self.first]
+        new = [st for st in storages if self._key(st) not in self.search]
         if not new:
             return
         _sync()
         for st in new:
-            self.first[self._key(st)] = (st, launches.fingerprint(st))
+            self.search[self._key(st)] = launches.fingerprint(st)
 
     def after_launch(self, storages):
         self.launches += 1
@@ -186,23 +206,29 @@ class Call:
             return
         _sync()
         for st in storages:
-            self.last[self._key(st)] = launches.fingerprint(st)
+            k = self._key(st)
+            now = launches.fingerprint(st)
+            if not launches.same(self.before.get(k), now):
+                self.by_kernel[k] = True
+            self.after[k] = now
+        self.before = {}
 
     def written(self, t):
         """Whether tensor t's storage was written by the code's kernels in
-        this call (see the module's docstring)."""
+        this call: the last change to it that the call saw was made during
+        one of their launches, and it holds what that left (see the
+        module's docstring)."""
         try:
             st = t.untyped_storage()
         except Exception:  # noqa: BLE001
             return False
         k = self._key(st)
-        if k not in self.first:
+        if k not in self.seen:
             return False
         if self.mode != "full":
             return True
-        before, after = self.first[k][1], self.last.get(k)
-        return after is not None and not launches.same(before, after) and \
-            launches.same(after, launches.fingerprint(st))
+        after = self.after.get(k)
+        return self.by_kernel.get(k, False) and launches.same(after, launches.fingerprint(st))
 
     def changed(self):
         return [(pos, t) for pos, t, copy in self.snap if not values.equal(t.detach(), copy)]
@@ -226,12 +252,14 @@ class Call:
                    "args": {pos: values.portable(t, notes, path=f"call{self.index}.{pos}")
                             for pos, t in self.args if pos in keep}}
             rec["notes"] = sorted(notes)
-        self.first, self.last, self.snap = {}, {}, []
+        self._forget()
+        self.snap = []
         self.returned = [weakref.ref(t) for t in values.tensors(result)]
         return rec, out
 
     def abandon(self):
-        self.first, self.last, self.snap = {}, {}, []
+        self._forget()
+        self.snap = []
 
 
 def _open(name, args, kwargs):

@@ -28,17 +28,17 @@ FINGER_FULL = 64 << 20
 FINGER_POINTS = 1 << 18
 
 
-def fingerprint(storage):
-    """What a storage holds, for telling whether it changed: its bytes (a
-    copy), or those at evenly spread positions of a large one."""
+def fingerprint(storage, copy=True):
+    """What a storage holds, for telling whether it changed: its bytes, or
+    those at evenly spread positions of a large one; a copy, or (copy
+    False) a view, to compare with a copy taken before."""
     n = storage.nbytes()
     if n == 0:
         return None
     raw = torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage)
-    if n <= FINGER_FULL:
-        return raw.clone()
-    step = n // FINGER_POINTS
-    return raw[::step].clone()
+    if n > FINGER_FULL:
+        raw = raw[::n // FINGER_POINTS]
+    return raw.clone() if copy else raw
 
 
 def same(a, b):
