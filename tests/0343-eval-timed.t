@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 5
+plan 6
 
 GEAK_LOCK_DIR=$scratch/locks
 export GEAK_LOCK_DIR
@@ -60,6 +60,38 @@ PYTHONPATH=$scratch/stand-in geak-eval --gpus 0 --no-cache --static off leaves.j
 check_same "a run that ends in its timing fails there" \
 	"true false perf no_output the timing ended without writing its result record" \
 	"$(jq -r '.eval | "\(.call) \(.exec) \(.stage) \(.reason) \(.message)"' leaves.out)"
+
+# A candidate that keeps its answers by what the inputs hold and, while
+# timed, returns a copy of the first without a launch: right, fast, and
+# rejected by the count of its launches in the timed calls (it tells the
+# timing by its stack here; on a GPU, tests/cheats/timed_memo.py tells
+# it by memory that is not poisoned).
+{
+	cat "$c/honest.py"
+	cat <<'PY'
+import inspect
+
+_checked = add
+_memo = {}
+
+
+def add(x, y):
+    if not any(f.filename.endswith("timing.py") for f in inspect.stack()):
+        return _checked(x, y)
+    key = (tuple(x.shape), float(x.sum()), float(y.sum()))
+    if key not in _memo:
+        _memo[key] = _checked(x, y)
+    return _memo[key].clone()
+PY
+} > memo.py
+jq -nc --rawfile r "$c/add_reference.py" --rawfile t "$c/add_test.py" --rawfile code memo.py \
+	--rawfile perf perf.py \
+	'{id: "plain/memo", code: $code, task: {suite: "plain", name: "add", reference: $r, test: $t, perf: $perf}}' \
+	> memo.jsonl
+PYTHONPATH=$scratch/stand-in geak-eval --gpus 0 --no-cache --static off memo.jsonl > memo.out 2> memo.err
+check_match "a timed memo is rejected by its launches in the timed calls" \
+	"^true false perf cheat .*timed calls launched 0 of the candidate's kernels" \
+	"$(jq -r '.eval | "\(.call) \(.exec) \(.stage) \(.reason) \(.message)"' memo.out)"
 
 # An autotuned reference's choices are kept per performance case, for
 # its later timings to pin case by case.  The interpreter has no events:

@@ -287,6 +287,11 @@ class Judge:
             what = f"performance case {case['key']}, timed call"
             if case.get("launches", 0) < 1:
                 raise Verdict("perf", "cheat", f"no Triton kernel of the candidate launched on {what}")
+            timed, calls = case.get("timed_launches"), case.get("reps") or 0
+            if isinstance(timed, int) and timed < calls:
+                raise Verdict("perf", "cheat", f"{what}s: {calls} timed calls launched {timed} of "
+                              "the candidate's kernels; a call that launches none returns what "
+                              "it did not compute")
             if case.get("hidden_work"):
                 raise Verdict("perf", "cheat", f"{what}: the candidate did work that the timer's "
                               "events did not see (on another stream, or a thread), where the "

@@ -6,6 +6,8 @@ kernel's source lies in the code's own file, and only once it returned: a
 kernel that fails to compile, or raises, launched nothing.  Launches made
 while an autotuner times its configurations belong to the search.
 
+While timed calls run, the code's launches are only counted, in all.
+
 Each launch is credited to the call in progress (entry.Call): the storages
 it was given, and, where the call watches writes, what those storages held
 before the first launch that took them (an autotuner's search included:
@@ -58,6 +60,7 @@ class Counter:
         self.names = set()       # the code's kernels that launched
         self.count = 0           # launches of the code's kernels, in all
         self.active = True       # off while timed calls run
+        self.timed = None        # then, where counted: the code's launches made
         self.call = None         # the call in progress (entry.Call), or None
         self.top_level = None    # called with a launch made outside any call
         self._real = {}          # a code object's file name -> its real path
@@ -94,7 +97,11 @@ class Counter:
             orig = cls.run
 
             def run(self, *args, _orig=orig, **kwargs):
-                if not counter.active or kwargs.get("warmup") or not counter.owns(self):
+                if not counter.active:
+                    if counter.timed is not None and not kwargs.get("warmup") and counter.owns(self):
+                        counter.timed += 1
+                    return _orig(self, *args, **kwargs)
+                if kwargs.get("warmup") or not counter.owns(self):
                     return _orig(self, *args, **kwargs)
                 if autotune.benching():
                     if counter.call is not None:

@@ -19,7 +19,8 @@ result reports) and search where none is.  Two warm-up calls of each
 side follow (the code's first one keeps its outputs, and its launches
 are counted: there must be some), then the timed calls (bench.Bench), of
 which one of the code's, drawn by the run's nonce, keeps its outputs
-too.  The judge compares the kept outputs with the reference's
+too; the code's launches among them are counted, in all (a timed call
+that launches none of its kernels returns what it did not compute).  The judge compares the kept outputs with the reference's
 afterwards, so code that behaves while checked and not while timed fails
 there.  timing.json gets each case's medians, minimum and maximum, the
 autotuner choices and launches, a probe of the device before and after
@@ -185,7 +186,11 @@ def run(job, plan, prepared=0.0):
         checked = [sides.call(fn)[0] for fn in fns]
         case["reps"] = n = reps_for(reps, [ev for ev, _ in checked])
         t_series = time.monotonic()
-        per, (x, out) = sides.series(fns, n, rng.randrange(n))
+        COUNTER.timed = 0
+        try:
+            per, (x, out) = sides.series(fns, n, rng.randrange(n))
+        finally:
+            case["timed_launches"], COUNTER.timed = COUNTER.timed, None
         spent["timed"] += time.monotonic() - t_series
         outs.append(_kept(out, x, master, k))
         del x, out
