@@ -481,45 +481,59 @@ geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *d
 	return again_if_short(s, which, resp, op, dir, nonce, extra, err, errlen);
 }
 
-/* A job that ran out of memory (the harness's mark in dir, or the host's
- * killer) beside other jobs, running or paused (paused ones keep their
- * memory): what they held may be what it lacked, so it runs once more on
- * a drained GPU (in the CPU mode, just once more).  One killed at its
- * default share of the host's memory runs once more beside them, allowed
- * what the host has available then (draining would hold every other job
- * up for as long as the longest run in flight; should the host run out
- * after all, its killer's SIGKILL brings the drained run).  Otherwise
- * resp. */
-static json_t *
-again_if_short(struct geak_slot *s, int which, json_t *resp, const char *op, const char *dir,
-    const char *nonce, json_t *extra, char *err, size_t errlen)
+/* Whether a job that ended with resp ran out of memory (the harness's
+ * mark in dir, or the host's killer) beside other jobs, running or paused
+ * (paused ones keep their memory), or at its default share of the host's
+ * memory: the mode to run it once more in, or -1.  What the others held
+ * may be what it lacked, so it runs on a drained GPU (in the CPU mode,
+ * just once more); one whose share ran out runs beside them, allowed what
+ * the host has available then (draining would hold every other job up for
+ * as long as the longest run in flight; should the host run out after
+ * all, its killer's SIGKILL brings the drained run). */
+static int
+retry_mode(struct geak_slot *s, json_t *resp, const char *dir)
 {
 	int gpu_short = ran_out_of_memory(dir);
 	int share = !gpu_short && share_ran_out(s, resp);
 
 	if (!gpu_short && !share && !killed_from_outside(resp))
-		return resp;
+		return -1;
 	s->oom_retries++;
-	json_decref(resp);
 	if (share) {
 		s->memory_boost = 1;
 		s->boost_bytes = 0;
 		geak_trace(s, "%s: killed at its share of the host's memory; once more, allowed "
 		    "%lld MiB", base_name(dir), job_memory(s) >> 20);
-		resp = geak_job(s, which, GEAK_GPU_SHARED, op, dir, nonce, extra, err, errlen);
-		s->memory_boost = 0;
-		return resp;
+		return GEAK_GPU_SHARED;
 	}
 	geak_trace(s, "%s: %s beside other jobs; %s", base_name(dir),
 	    gpu_short ? (s->gpu ? "out of GPU memory" : "out of memory") :
 	    "killed by SIGKILL (host memory?)", s->gpu ? "again on a drained GPU" : "once more");
-	return geak_job(s, which, GEAK_GPU_DRAINED, op, dir, nonce, extra, err, errlen);
+	return GEAK_GPU_DRAINED;
 }
 
-json_t *
-geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char *nonce,
+/* resp, or the job run once more where it ran out of memory. */
+static json_t *
+again_if_short(struct geak_slot *s, int which, json_t *resp, const char *op, const char *dir,
+    const char *nonce, json_t *extra, char *err, size_t errlen)
+{
+	int mode = retry_mode(s, resp, dir);
+
+	if (mode < 0)
+		return resp;
+	json_decref(resp);
+	resp = geak_job(s, which, mode, op, dir, nonce, extra, err, errlen);
+	s->memory_boost = 0;
+	return resp;
+}
+
+/* The run job started in mode, up to its first message: ready (to be
+ * told to go) or its end. */
+static json_t *
+start_in(struct geak_slot *s, int mode, const char *op, const char *dir, const char *nonce,
     json_t *extra, char *err, size_t errlen)
 {
+	static const char *const mode_name[] = { "shared", "alone", "drained" };
 	json_t *req, *msg;
 	double t0 = geak_now();
 
@@ -528,8 +542,9 @@ geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char 
 	s->member.pid = s->w[GEAK_W_RUN].proc.pid;
 	s->member.next = NULL;
 	if (s->queue) {
-		geak_trace(s, "%s: waiting for GPU %s (shared, to prepare)", base_name(dir), s->gpu);
-		queue_enter(s, GEAK_GPU_SHARED, &s->member);
+		geak_trace(s, "%s: waiting for GPU %s (%s, to prepare)", base_name(dir), s->gpu,
+		    mode_name[mode]);
+		queue_enter(s, mode, &s->member);
 		geak_trace(s, "%s: running after %.1f s waiting", base_name(dir), geak_now() - t0);
 	} else {
 		geak_trace(s, "%s: running on the CPU", base_name(dir));
@@ -543,13 +558,28 @@ geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char 
 		s->up[GEAK_W_RUN] = 0;
 	json_decref(req);
 	if (s->queue)
-		geak_gpuqueue_leave(s->queue, GEAK_GPU_SHARED, &s->member);
+		geak_gpuqueue_leave(s->queue, mode, &s->member);
 	s->pending = json_is_true(json_object_get(msg, GEAK_MSG_READY));
 	snprintf(s->pending_name, sizeof s->pending_name, "%s", base_name(dir));
 	geak_trace(s, "%s: %s after %.1f s", base_name(dir),
 	    !msg ? "failed" : s->pending ? "ready" : geak_job_status(msg), geak_now() - t0);
-	if (msg && !s->pending)
-		return again_if_short(s, GEAK_W_RUN, msg, op, dir, nonce, extra, err, errlen);
+	return msg;
+}
+
+/* A run job run once more where it ran out of memory is started again
+ * the same way, so that it is still timed on go. */
+json_t *
+geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char *nonce,
+    json_t *extra, char *err, size_t errlen)
+{
+	json_t *msg = start_in(s, GEAK_GPU_SHARED, op, dir, nonce, extra, err, errlen);
+	int mode;
+
+	if (!msg || s->pending || (mode = retry_mode(s, msg, dir)) < 0)
+		return msg;
+	json_decref(msg);
+	msg = start_in(s, mode, op, dir, nonce, extra, err, errlen);
+	s->memory_boost = 0;
 	return msg;
 }
 

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 6
+plan 7
 
 GEAK_LOCK_DIR=$scratch/locks
 export GEAK_LOCK_DIR
@@ -92,6 +92,33 @@ PYTHONPATH=$scratch/stand-in geak-eval --gpus 0 --no-cache --static off memo.jso
 check_match "a timed memo is rejected by its launches in the timed calls" \
 	"^true false perf cheat .*timed calls launched 0 of the candidate's kernels" \
 	"$(jq -r '.eval | "\(.call) \(.exec) \(.stage) \(.reason) \(.message)"' memo.out)"
+
+# A run that ran out of memory beside other jobs runs once more, started
+# as before, so that it is still timed: this one does only the first
+# time (its job directory keeps the mark).
+{
+	cat "$c/honest.py"
+	cat <<'PY'
+import os
+
+_checked = add
+
+
+def add(x, y):
+    if not os.path.exists("oom_once"):
+        open("oom_once", "w").close()
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB.")
+    return _checked(x, y)
+PY
+} > oom.py
+jq -nc --rawfile r "$c/add_reference.py" --rawfile t "$c/add_test.py" --rawfile code oom.py \
+	--rawfile perf perf.py \
+	'{id: "plain/oom", code: $code, task: {suite: "plain", name: "add", reference: $r, test: $t, perf: $perf}}' \
+	> oom.jsonl
+PYTHONPATH=$scratch/stand-in geak-eval --gpus 0 --no-cache --static off -v oom.jsonl > oom.out 2> oom.err
+check_same "run again after running out of memory, it is timed" "true true oom_retry 1" \
+	"$(jq -r '.eval | "\(.exec) \(.speedup != null) \(.notes | map(select(. == "oom_retry")) | join(","))"' \
+		oom.out) $(grep -c 'cand-.*: out of GPU memory beside other jobs; again on a drained GPU' oom.err)"
 
 # An autotuned reference's choices are kept per performance case, for
 # its later timings to pin case by case.  The interpreter has no events:
