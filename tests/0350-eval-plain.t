@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 50
+plan 51
 
 cat > ref.py <<'PY'
 import torch
@@ -536,5 +536,11 @@ check_same "an argument only the reference's probe changed: the repeat's probe k
 # the search's launches, so the output counts as written by its kernels.
 check_same "an output a search wrote first is written by the call's kernels" "True False" \
 	"$("$GEAK_PYTHON" "$top/tests/harness/searched.py" 2>>err.txt | tail -n 1)"
+
+# Before a watched call the allocator's free blocks are filled, each by a
+# request that the allocator serves from that block (the GPU's own check:
+# tests/gpu/alloc-check.py); which requests, from a made-up snapshot.
+check_same "the free blocks filled, by the requests that take them" "2048 1024 1024 512 300 1.5 True" \
+	"$("$GEAK_PYTHON" "$top/tests/harness/free_sizes.py" 2>>err.txt | tail -n 1)"
 
 done_testing

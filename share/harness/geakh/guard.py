@@ -131,9 +131,22 @@ def fill_free(poisoned):
         segments = torch.cuda.memory_snapshot()
     except RuntimeError:
         return
+    held = []
+    with torch.no_grad():
+        for n in free_sizes(segments, stream.cuda_stream, stream.device.index):
+            t = torch.empty(n, dtype=torch.uint8, device=stream.device)
+            t.fill_(0xFF if poisoned else 0)
+            held.append(t)
+    del held
+
+
+def free_sizes(segments, stream, device):
+    """The requests, largest first and FILL_BLOCKS at most, that take the
+    free blocks of a memory snapshot's segments (torch.cuda.memory_snapshot)
+    that the default pool holds for this stream and device."""
     sizes = []
     for seg in segments:
-        if seg.get("stream") != stream.cuda_stream or seg.get("device") != stream.device.index:
+        if seg.get("stream") != stream or seg.get("device") != device:
             continue
         pool = seg.get("segment_pool_id")
         if pool is not None and tuple(pool) != (0, 0):  # a private pool (CUDA graphs)
@@ -148,13 +161,7 @@ def fill_free(poisoned):
                 sizes.append(SMALL)
                 n -= SMALL
             sizes.append(n)
-    held = []
-    with torch.no_grad():
-        for n in sorted(sizes, reverse=True)[:FILL_BLOCKS]:
-            t = torch.empty(n, dtype=torch.uint8, device=stream.device)
-            t.fill_(0xFF if poisoned else 0)
-            held.append(t)
-    del held
+    return sorted(sizes, reverse=True)[:FILL_BLOCKS]
 
 
 # ---- uninitialised memory ----------------------------------------------
