@@ -34,12 +34,24 @@ check_match "its job said when it was done with the GPU" "$job: timed; GPU 0 sha
 check_same "... before it ended" "timed exit" \
 	"$(sed -n "s/.*: $job: \(timed\); .*/\1/p; s/.*: $job: \(exit\)$/\1/p" trace.txt | tr '\n' ' ' | sed 's/ $//')"
 
+# wrapped NAME: the honest candidate followed by standard input (a
+# wrapper of its add), judged as plain/NAME with the cases above on the
+# stand-in GPU (--static off: the static checks would stop the wrappers'
+# introspection): NAME.out and NAME.err.
+wrapped() {
+	{ cat "$c/honest.py"; cat; } > "$1.py"
+	jq -nc --rawfile r "$c/add_reference.py" --rawfile t "$c/add_test.py" --rawfile code "$1.py" \
+		--rawfile perf perf.py --arg id "plain/$1" \
+		'{id: $id, code: $code, task: {suite: "plain", name: "add", reference: $r, test: $t, perf: $perf}}' \
+		> "$1.jsonl"
+	PYTHONPATH=$scratch/stand-in geak-eval --gpus 0 --no-cache --static off -v "$1.jsonl" \
+		> "$1.out" 2> "$1.err"
+}
+
 # A run that ends in its timing, without the timing's record, fails at
 # the timing, its call counted: the record says so, not that the run
-# wrote nothing (--static off: the static checks stop its introspection).
-{
-	cat "$c/honest.py"
-	cat <<'PY'
+# wrote nothing.
+wrapped leaves <<'PY'
 import inspect
 import os
 
@@ -51,12 +63,6 @@ def add(x, y):
         os._exit(0)
     return _checked(x, y)
 PY
-} > leaves.py
-jq -nc --rawfile r "$c/add_reference.py" --rawfile t "$c/add_test.py" --rawfile code leaves.py \
-	--rawfile perf perf.py \
-	'{id: "plain/leaves", code: $code, task: {suite: "plain", name: "add", reference: $r, test: $t, perf: $perf}}' \
-	> leaves.jsonl
-PYTHONPATH=$scratch/stand-in geak-eval --gpus 0 --no-cache --static off leaves.jsonl > leaves.out 2> leaves.err
 check_same "a run that ends in its timing fails there" \
 	"true false perf no_output the timing ended without writing its result record" \
 	"$(jq -r '.eval | "\(.call) \(.exec) \(.stage) \(.reason) \(.message)"' leaves.out)"
@@ -66,9 +72,7 @@ check_same "a run that ends in its timing fails there" \
 # rejected by the count of its launches in the timed calls (it tells the
 # timing by its stack here; on a GPU, tests/cheats/timed_memo.py tells
 # it by memory that is not poisoned).
-{
-	cat "$c/honest.py"
-	cat <<'PY'
+wrapped memo <<'PY'
 import inspect
 
 _checked = add
@@ -83,12 +87,6 @@ def add(x, y):
         _memo[key] = _checked(x, y)
     return _memo[key].clone()
 PY
-} > memo.py
-jq -nc --rawfile r "$c/add_reference.py" --rawfile t "$c/add_test.py" --rawfile code memo.py \
-	--rawfile perf perf.py \
-	'{id: "plain/memo", code: $code, task: {suite: "plain", name: "add", reference: $r, test: $t, perf: $perf}}' \
-	> memo.jsonl
-PYTHONPATH=$scratch/stand-in geak-eval --gpus 0 --no-cache --static off memo.jsonl > memo.out 2> memo.err
 check_match "a timed memo is rejected by its launches in the timed calls" \
 	"^true false perf cheat .*timed calls launched 0 of the candidate's kernels" \
 	"$(jq -r '.eval | "\(.call) \(.exec) \(.stage) \(.reason) \(.message)"' memo.out)"
@@ -96,9 +94,7 @@ check_match "a timed memo is rejected by its launches in the timed calls" \
 # A run that ran out of memory beside other jobs runs once more, started
 # as before, so that it is still timed: this one does only the first
 # time (its job directory keeps the mark).
-{
-	cat "$c/honest.py"
-	cat <<'PY'
+wrapped oom <<'PY'
 import os
 
 _checked = add
@@ -110,12 +106,6 @@ def add(x, y):
         raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB.")
     return _checked(x, y)
 PY
-} > oom.py
-jq -nc --rawfile r "$c/add_reference.py" --rawfile t "$c/add_test.py" --rawfile code oom.py \
-	--rawfile perf perf.py \
-	'{id: "plain/oom", code: $code, task: {suite: "plain", name: "add", reference: $r, test: $t, perf: $perf}}' \
-	> oom.jsonl
-PYTHONPATH=$scratch/stand-in geak-eval --gpus 0 --no-cache --static off -v oom.jsonl > oom.out 2> oom.err
 check_same "run again after running out of memory, it is timed" "true true oom_retry 1" \
 	"$(jq -r '.eval | "\(.exec) \(.speedup != null) \(.notes | map(select(. == "oom_retry")) | join(","))"' \
 		oom.out) $(grep -c 'cand-.*: out of GPU memory beside other jobs; again on a drained GPU' oom.err)"
