@@ -284,6 +284,9 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 
 /* ---- jobs ---- */
 
+/* The GPU modes (GEAK_GPU_SHARED ...) as traces name them. */
+static const char *const mode_name[] = { "shared", "alone", "drained" };
+
 double
 geak_timeout_s(const struct geak_slot *s)
 {
@@ -448,7 +451,6 @@ json_t *
 geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *dir,
     const char *nonce, json_t *extra, char *err, size_t errlen)
 {
-	static const char *const mode_name[] = { "shared", "alone", "drained" };
 	struct geak_gpumember me = { 0, NULL };
 	json_t *req, *resp;
 	double t0 = geak_now(), t1;
@@ -533,7 +535,6 @@ static json_t *
 start_in(struct geak_slot *s, int mode, const char *op, const char *dir, const char *nonce,
     json_t *extra, char *err, size_t errlen)
 {
-	static const char *const mode_name[] = { "shared", "alone", "drained" };
 	json_t *req, *msg;
 	double t0 = geak_now();
 
