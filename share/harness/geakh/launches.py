@@ -10,10 +10,11 @@ While timed calls run, the code's launches are only counted, in all.
 
 Each launch is credited to the call in progress (entry.Call): the storages
 it was given, and, where the call watches writes, what those storages held
-before the first launch that took them (an autotuner's search included:
-its launches write the outputs too) and after the last, so that an
-output can be told written by a kernel from one that a kernel only read
-(see Call.written).  A launch on another stream than the one the call began
+as each launch started (for the launch that ends an autotuner's search, as
+the search started: its launches write the outputs too) and as it ended,
+so that an output can be told written by a kernel from one that a kernel
+only read or that something else wrote between launches (see
+Call.written).  A launch on another stream than the one the call began
 on is noted.
 """
 import os
@@ -97,11 +98,11 @@ class Counter:
             orig = cls.run
 
             def run(self, *args, _orig=orig, **kwargs):
-                if not counter.active:
-                    if counter.timed is not None and not kwargs.get("warmup") and counter.owns(self):
-                        counter.timed += 1
+                if kwargs.get("warmup") or not (counter.active or counter.timed is not None) \
+                        or not counter.owns(self):
                     return _orig(self, *args, **kwargs)
-                if kwargs.get("warmup") or not counter.owns(self):
+                if not counter.active:  # a timed call's
+                    counter.timed += 1
                     return _orig(self, *args, **kwargs)
                 if autotune.benching():
                     if counter.call is not None:

@@ -20,9 +20,9 @@ side follow (the code's first one keeps its outputs, and its launches
 are counted: there must be some), then the timed calls (bench.Bench), of
 which one of the code's, drawn by the run's nonce, keeps its outputs
 too; the code's launches among them are counted, in all (a timed call
-that launches none of its kernels returns what it did not compute).  The judge compares the kept outputs with the reference's
-afterwards, so code that behaves while checked and not while timed fails
-there.  timing.json gets each case's medians, minimum and maximum, the
+that launches none of its kernels returns what it did not compute).
+The judge compares the kept outputs with the reference's afterwards, so
+code that behaves while checked and not while timed fails there.  timing.json gets each case's medians, minimum and maximum, the
 autotuner choices and launches, a probe of the device before and after
 (bench.Bench.probe), the names of timing functions found replaced, and
 the seconds spent in autotuner searches, in the timed series and in the
