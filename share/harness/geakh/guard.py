@@ -109,6 +109,9 @@ def poison(device):
     del held
 
 
+# Inside, no torch function mode (PoisonEmpty among them) sees a call.
+_NO_MODES = getattr(torch._C, "DisableTorchFunction", contextlib.nullcontext)
+
 # The most cached blocks fill_free fills, the largest first; the
 # allocator serves requests of up to SMALL bytes from its small pool.
 FILL_BLOCKS = 256
@@ -132,7 +135,8 @@ def fill_free(poisoned):
     except RuntimeError:
         return
     held = []
-    with torch.no_grad():
+    # Past PoisonEmpty, which would fill each block once before this does.
+    with torch.no_grad(), _NO_MODES():
         for n in free_sizes(segments, stream.cuda_stream, stream.device.index):
             t = torch.empty(n, dtype=torch.uint8, device=stream.device)
             t.fill_(0xFF if poisoned else 0)
