@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 55
+plan 57
 c=$top/tests/cheats
 # drive NAME REF CAND [PERF]: the whole path, its JSON on stdout.
 drive() {
@@ -208,12 +208,23 @@ check_same "full searches time every configuration for 2 + 10 ms" "timed 5 with 
 # not the others: here the 1000-element case races at one element.
 h=$top/tests/harness
 out=$(drive racy "$h/racy_case_add.py" "$h/racy_case_add.py")
-check_same "a racing case alone is resampled, and the reference passes as its own candidate" \
-	"2 14 true true" \
+check_same "a racing case is resampled, the others run once more, and the reference passes" \
+	"3 14 true true" \
 	"$(printf '%s' "$out" | jq -r '"\([.profile.cases[].checks] | join(" ")) \(.run.exec) \(.timed.exec)"')"
 out=$(drive racy-wrong "$h/racy_case_add.py" "$h/racy_case_add_wrong.py")
 check_same "... and a candidate wrong at another element of that case fails" "false mismatch" \
 	"$(printf '%s' "$out" | jq -r '"\(.run.exec) \(.run.reason)"')"
+
+# Where a reference races, its perturbed runs take its programs in
+# reverse: a place that several programs write goes to the first of them,
+# not the last, and a candidate that takes its blocks in the other order
+# is not failed for the winner it picked.
+out=$(drive scatter "$h/racy_scatter_add.py" "$h/racy_scatter_reversed.py")
+check_same "a racing scatter's other winner passes" "3 1 true true" \
+	"$(printf '%s' "$out" | jq -r '"\(.profile.cases[0].checks) \(.profile.cases[0].spread) \(.run.exec) \(.timed.exec)"')"
+out=$(drive scatter-self "$h/racy_scatter_add.py" "$h/racy_scatter_add.py")
+check_same "... and the reference passes as its own candidate" "true true" \
+	"$(printf '%s' "$out" | jq -r '"\(.run.exec) \(.timed.exec)"')"
 
 # A performance case's output of more than 4 MiB is kept as a sample:
 # its values at fixed positions (the positions themselves not stored)

@@ -16,9 +16,10 @@ forked from this one, which itself never touches the device:
      configuration's outputs), and every seed where one does, half of
      RESAMPLES times more (fewer where their outputs, R's and P's, would
      pass R_BYTES): two runs show only part of what races;
-  P  the same runs again, perturbed (see perturb): a race decided alike
-     under one process's conditions can go the other way under a
-     candidate's.
+  P  the same runs again, and every other seed and case once, perturbed
+     and with each kernel's programs in reverse (see perturb): a race
+     decided alike under one process's conditions, or by the order in
+     which programs start, can go the other way under a candidate's.
 
 A run that fails on poisoned memory makes every run go without the poison;
 one whose first run passes and a later one fails makes every run go to a
@@ -56,6 +57,9 @@ RESAMPLES = 12
 # and this one that compares them each hold them all.
 R_BYTES = 2 << 30
 PERF_CHECKS = 1
+# P's bound: its compiles, and its runs at most this many times R's time.
+P_SECONDS = 60
+P_SLACK = 4
 
 
 class Failed(Exception):
@@ -162,6 +166,7 @@ class Calibration:
         self.by_process = {}  # ("seed", seed) or ("case", key) -> {process: [outputs]}
         self.case_info = {}
         self.first = None  # A's result
+        self.spent = {}    # seconds of each process, by name
 
     def plan(self, runs, perf_checks=0, guard_poison=False, autotune=None):
         # Probes keep every argument, so that where one run's probe changes
@@ -193,8 +198,11 @@ class Calibration:
         calls = len(plan["runs"]) + (plan.get("perf") or {}).get("checks", 0) * 2
         return self.budget * max(1.0, calls / 4)
 
-    def process(self, name, plan):
-        return _run_process(self.dir, name, self.spec, plan, self.budget_for(plan))
+    def process(self, name, plan, budget=None):
+        t0 = time.monotonic()
+        got = _run_process(self.dir, name, self.spec, plan, budget or self.budget_for(plan))
+        self.spent[name] = round(time.monotonic() - t0, 3)
+        return got
 
     def first_runs(self):
         """A, with the run mode found: the ladder of modes while its runs
@@ -267,8 +275,24 @@ class Calibration:
                 plan["perf"]["skip"] = sorted(k for k in self.case_info if k not in cases)
             got = self.process("R", plan)
             self.take(*got, "R")
-            got = self.process("P", dict(plan, perturb=1 + len(self.runs)))
-            self.take(*got, "P")
+            self.perturbed(seeds, cases, n)
+
+    def perturbed(self, seeds, cases, n):
+        """P: the racing seeds and cases n times more, and, since a
+        reference that races somewhere may race unseen elsewhere, every
+        other seed and passing case once, all with the programs in reverse
+        and under the autotuner choices of A (each kernel compiled once
+        more, not searched again).  A kernel whose programs wait on one
+        another can hang in reverse: P is bounded by R's time, and left
+        out where it fails."""
+        runs = [s for s in self.seeds for _ in range(n if s in seeds else 1)]
+        plan = self.plan(runs, 1, autotune=["pin", 0])
+        plan.update(perturb=1 + len(self.runs), reverse=True, pins=self.first.get("tunings") or [])
+        if "perf" in plan:
+            plan["perf"]["skip"] = sorted(k for k, c in self.case_info.items() if not c.get("ok"))
+            plan["perf"]["more"] = {k: n - 1 for k in cases}
+        budget = min(self.budget_for(plan), P_SECONDS + P_SLACK * self.spent["R"])
+        self.take(*self.process("P", plan, budget), "P")
 
     def racing(self):
         """The seeds and the cases on which two runs so far disagree, of
@@ -396,7 +420,7 @@ def _profile(cal):
         "has_kernels": has_kernels,
         "launched": first.get("launched") or [], "tunings": first.get("tunings") or [],
         "notes": first.get("notes") or [], "candidate_plan": plan,
-        "tolerance": [rtol, atol],
+        "tolerance": [rtol, atol], "spent": cal.spent,
     }
     return profile, tensors
 

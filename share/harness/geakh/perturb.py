@@ -8,9 +8,17 @@ taken before each test run and performance case) and launches work of
 random size on another stream just before each of the code's kernels,
 so that the kernel's programs start on a device already partly busy.
 
-Nothing here runs for a candidate, and nothing here runs on the CPU: the
-interpreter runs a kernel's programs one after another.
+A perturbed process also runs every kernel with its programs in reverse
+(reverse_programs): where programs write one place, the device lets the
+last to start win far more often than not, so runs in the usual order
+show only the writes that start close together, and the interpreter,
+which runs programs one after another, shows none.  Program i of n doing
+program n-1-i's work computes the same where the programs are
+independent, and flips the winner wherever they are not.
+
+Nothing here runs for a candidate; only the order runs on the CPU.
 """
+import os
 import random
 
 import torch
@@ -63,3 +71,21 @@ def shift():
 def before_launch():
     if STATE["perturb"] is not None:
         STATE["perturb"].before_launch()
+
+
+def reverse_programs(cache_dir):
+    """Kernels compiled from here on in this process number their programs
+    from the last along each axis.  Their binaries go to cache_dir alone:
+    the compile cache's keys do not know of the change, and a reversed
+    binary must never serve a run in the usual order."""
+    from triton.language.semantic import TritonSemantic
+    os.makedirs(cache_dir, exist_ok=True)
+    os.environ["TRITON_CACHE_DIR"] = cache_dir
+    usual = TritonSemantic.program_id
+
+    def program_id(self, axis):
+        pid = usual(self, axis)
+        b = self.builder
+        last = b.create_sub(b.create_get_num_programs(axis), b.get_int32(1))
+        return self.tensor(b.create_sub(last, pid.handle), pid.type)
+    TritonSemantic.program_id = program_id
