@@ -16,10 +16,11 @@ forked from this one, which itself never touches the device:
      configuration's outputs), and every seed where one does, half of
      RESAMPLES times more (fewer where their outputs, R's and P's, would
      pass R_BYTES): two runs show only part of what races;
-  P  the same runs again, and every other seed and case once, perturbed
-     and with each kernel's programs in reverse (see perturb): a race
-     decided alike under one process's conditions, or by the order in
-     which programs start, can go the other way under a candidate's.
+  P  the same runs again, and every other seed and case twice,
+     perturbed and with each kernel's programs in another order (see
+     perturb): a race decided alike under one process's conditions, or by
+     the order in which programs start, can go the other way under a
+     candidate's.
 
 A run that fails on poisoned memory makes every run go without the poison;
 one whose first run passes and a later one fails makes every run go to a
@@ -280,17 +281,19 @@ class Calibration:
     def perturbed(self, seeds, cases, n):
         """P: the racing seeds and cases n times more, and, since a
         reference that races somewhere may race unseen elsewhere, every
-        other seed and passing case once, all with the programs in reverse
-        and under the autotuner choices of A (each kernel compiled once
-        more, not searched again).  A kernel whose programs wait on one
-        another can hang in reverse: P is bounded by R's time, and left
-        out where it fails."""
-        runs = [s for s in self.seeds for _ in range(n if s in seeds else 1)]
-        plan = self.plan(runs, 1, autotune=["pin", 0])
-        plan.update(perturb=1 + len(self.runs), reverse=True, pins=self.first.get("tunings") or [])
+        other seed and passing case twice, all with the programs in
+        another order (see perturb.Order: each launch in the other order
+        from the last, a small one a program at a time) and under the
+        autotuner choices of A (each kernel compiled once more, not
+        searched again).  A kernel whose programs wait on one another can
+        hang out of order: P is bounded by R's time, and left out where it
+        fails."""
+        runs = [s for s in self.seeds for _ in range(n if s in seeds else 2)]
+        plan = self.plan(runs, 2, autotune=["pin", 0])
+        plan.update(perturb=1 + len(self.runs), order=True, pins=self.first.get("tunings") or [])
         if "perf" in plan:
             plan["perf"]["skip"] = sorted(k for k, c in self.case_info.items() if not c.get("ok"))
-            plan["perf"]["more"] = {k: n - 1 for k in cases}
+            plan["perf"]["more"] = {k: n - 2 for k in cases}
         budget = min(self.budget_for(plan), P_SECONDS + P_SLACK * self.spent["R"])
         self.take(*self.process("P", plan, budget), "P")
 

@@ -122,7 +122,7 @@ class Counter:
             call.before_launch(storages, _stream_id())
         perturb.before_launch()
         try:
-            out = orig(kernel, *args, **kwargs)
+            out = perturb.launch(orig, kernel, args, kwargs)
         except BaseException:
             if opened:
                 call.abandon()

@@ -8,16 +8,15 @@ taken before each test run and performance case) and launches work of
 random size on another stream just before each of the code's kernels,
 so that the kernel's programs start on a device already partly busy.
 
-A perturbed process also runs every kernel with its programs in reverse
-(reverse_programs): where programs write one place, the device lets the
-last to start win far more often than not, so runs in the usual order
-show only the writes that start close together, and the interpreter,
-which runs programs one after another, shows none.  Program i of n doing
-program n-1-i's work computes the same where the programs are
-independent, and flips the winner wherever they are not.
+A perturbed process also changes the order its kernels' programs run in
+(see Order): where programs write one place, the device lets the last to
+start win far more often than not, so runs in the usual order show only
+the writes that start close together, and the interpreter, which runs
+programs one after another, shows none.
 
 Nothing here runs for a candidate; only the order runs on the CPU.
 """
+import math
 import os
 import random
 
@@ -54,7 +53,7 @@ class Perturb:
             self.noise[:n].add_(1.0)
 
 
-STATE = {"perturb": None}
+STATE = {"perturb": None, "order": None}
 
 
 def start(seed):
@@ -73,19 +72,122 @@ def before_launch():
         STATE["perturb"].before_launch()
 
 
-def reverse_programs(cache_dir):
-    """Kernels compiled from here on in this process number their programs
-    from the last along each axis.  Their binaries go to cache_dir alone:
-    the compile cache's keys do not know of the change, and a reversed
-    binary must never serve a run in the usual order."""
+# Program order modes, the first word of Order's buffer.
+USUAL, REVERSED, ONE = 0, 1, 2
+# A launch of at most this many programs runs them one at a time (a
+# launch each, about 30 us apiece); a larger one runs reversed.
+SERIAL_MAX = 8192
+
+
+class Order:
+    """The order the programs of the process's launches run in.  Every
+    kernel compiled in the process reads it from a buffer at a fixed
+    address, [mode, x, y, z, nx, ny, nz]: mode USUAL, REVERSED (program i
+    of n along each axis does program n-1-i's work), or ONE (the launch's
+    single program is program (x, y, z) of a grid (nx, ny, nz)).
+
+    Launches of the code's kernels alternate between reversed and usual
+    order, and one of at most SERIAL_MAX programs runs them one at a time,
+    so that each program's writes land before the next one starts: where
+    two programs write one place, one order keeps the first one's value
+    and the other the last one's, whatever the device's scheduling
+    would have done.  Reversing alone flips the programs that start far
+    apart; those that run side by side (a grid smaller than the device)
+    race by timing, which no order of starting changes.  Any other
+    launch runs reversed."""
+
+    def __init__(self, device):
+        self.device = device
+        self.buf = torch.zeros(8, dtype=torch.int32, device=device)
+        self.addr = self.buf.data_ptr()
+        self.launches = 0
+        self.set(REVERSED)
+
+    def set(self, *words):
+        self.buf[:len(words)].copy_(torch.tensor(words, dtype=torch.int32))
+
+    def launch(self, run, kernel, args, kwargs):
+        self.launches += 1
+        backwards = self.launches % 2 == 1
+        grid = _grid(kernel, args, kwargs)
+        if self.device == "cpu" or grid is None or math.prod(grid) > SERIAL_MAX:
+            self.set(REVERSED if backwards else USUAL)
+            try:
+                return run(kernel, *args, **kwargs)
+            finally:
+                self.set(REVERSED)
+        nx, ny, nz = grid
+        programs = [(x, y, z) for z in range(nz) for y in range(ny) for x in range(nx)]
+        one = dict(kwargs, grid=(1, 1, 1))
+        out = None
+        try:
+            for x, y, z in (reversed(programs) if backwards else programs):
+                self.set(ONE, x, y, z, nx, ny, nz)
+                out = run(kernel, *args, **one)
+        finally:
+            self.set(REVERSED)
+        return out
+
+
+def _grid(kernel, args, kwargs):
+    """The launch's grid as three sizes, its function of the arguments
+    resolved as Triton resolves it; None where it cannot be."""
+    grid = kwargs.get("grid")
+    try:
+        if callable(grid):
+            sig = kernel.signature
+            bound = sig.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in sig.parameters})
+            bound.apply_defaults()
+            grid = grid(dict(bound.arguments))
+        grid = tuple(int(g) for g in grid)
+    except Exception:  # noqa: BLE001 - any grid Triton would take and this cannot
+        return None
+    if not 1 <= len(grid) <= 3 or min(grid) < 0:
+        return None
+    return grid + (1,) * (3 - len(grid))
+
+
+def order_programs(cache_dir, device):
+    """Kernels compiled from here on in this process take their program
+    order from an Order (the launches of the code's own, see launch).
+    Their binaries go to cache_dir alone: the compile cache's keys do not
+    know of the change, and such a binary must never serve another
+    process."""
+    from triton._C.libtriton import ir
+    from triton.language import core as tl
     from triton.language.semantic import TritonSemantic
     os.makedirs(cache_dir, exist_ok=True)
     os.environ["TRITON_CACHE_DIR"] = cache_dir
-    usual = TritonSemantic.program_id
+    order = STATE["order"] = Order(device)
+    usual_pid, usual_count = TritonSemantic.program_id, TritonSemantic.num_programs
+
+    def word(self, i):
+        b = self.builder
+        ptr = b.create_int_to_ptr(b.get_int64(order.addr + 4 * i), tl.pointer_type(tl.int32).to_ir(b))
+        return b.create_load(ptr, ir.CACHE_MODIFIER.NONE, ir.EVICTION_POLICY.NORMAL, True)
 
     def program_id(self, axis):
-        pid = usual(self, axis)
+        pid = usual_pid(self, axis)
         b = self.builder
+        mode = word(self, 0)
         last = b.create_sub(b.create_get_num_programs(axis), b.get_int32(1))
-        return self.tensor(b.create_sub(last, pid.handle), pid.type)
+        v = b.create_select(b.create_icmpEQ(mode, b.get_int32(REVERSED)),
+                            b.create_sub(last, pid.handle), pid.handle)
+        v = b.create_select(b.create_icmpEQ(mode, b.get_int32(ONE)), word(self, 1 + axis), v)
+        return self.tensor(v, pid.type)
+
+    def num_programs(self, axis):
+        n = usual_count(self, axis)
+        b = self.builder
+        v = b.create_select(b.create_icmpEQ(word(self, 0), b.get_int32(ONE)), word(self, 4 + axis), n.handle)
+        return self.tensor(v, n.type)
     TritonSemantic.program_id = program_id
+    TritonSemantic.num_programs = num_programs
+
+
+def launch(run, kernel, args, kwargs):
+    """run(kernel, *args, **kwargs), a launch of the code's kernel, in the
+    process's program order."""
+    if STATE["order"] is None:
+        return run(kernel, *args, **kwargs)
+    return STATE["order"].launch(run, kernel, args, kwargs)

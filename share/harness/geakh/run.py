@@ -377,9 +377,9 @@ def main(workdir, nonce, req, hooks):
     autotune.install()
     autotune.set_policy(_policy(plan.get("autotune"), spec), plan.get("pins"))
     random.seed(0)
-    if plan.get("reverse"):
-        perturb.reverse_programs(os.path.join(workdir, "triton-reversed"))
     job = Job(spec, plan, workdir, nonce, hooks)
+    if plan.get("order"):
+        perturb.order_programs(os.path.join(workdir, "triton-ordered"), job.device)
     if plan.get("perturb") and job.device != "cpu":
         perturb.start(int(plan["perturb"]))
     if plan.get("one_call") and spec.get("suite") != "rocm":
