@@ -58,9 +58,10 @@ RESAMPLES = 12
 # and this one that compares them each hold them all.
 R_BYTES = 2 << 30
 PERF_CHECKS = 1
-# P's bound: its compiles, and its runs at most this many times R's time.
+# P's bound: a minute, and this many times what A (its compiles and
+# searches) and R (its runs) took.
 P_SECONDS = 60
-P_SLACK = 4
+P_SLACK = 2
 
 
 class Failed(Exception):
@@ -286,15 +287,16 @@ class Calibration:
         from the last, a small one a program at a time) and under the
         autotuner choices of A (each kernel compiled once more, not
         searched again).  A kernel whose programs wait on one another can
-        hang out of order: P is bounded by R's time, and left out where it
-        fails."""
+        hang out of order: P is bounded by A's and R's time, and left out
+        where it fails."""
         runs = [s for s in self.seeds for _ in range(n if s in seeds else 2)]
         plan = self.plan(runs, 2, autotune=["pin", 0])
         plan.update(perturb=1 + len(self.runs), order=True, pins=self.first.get("tunings") or [])
         if "perf" in plan:
             plan["perf"]["skip"] = sorted(k for k, c in self.case_info.items() if not c.get("ok"))
             plan["perf"]["more"] = {k: n - 2 for k in cases}
-        budget = min(self.budget_for(plan), P_SECONDS + P_SLACK * self.spent["R"])
+        first = sum(v for k, v in self.spent.items() if k.startswith("A"))
+        budget = min(self.budget_for(plan), P_SECONDS + P_SLACK * (first + self.spent["R"]))
         self.take(*self.process("P", plan, budget), "P")
 
     def racing(self):
