@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 57
+plan 58
 c=$top/tests/cheats
 # drive NAME REF CAND [PERF]: the whole path, its JSON on stdout.
 drive() {
@@ -219,6 +219,8 @@ check_same "... and a candidate wrong at another element of that case fails" "fa
 # other order too: a place that several programs write goes to the first
 # of them, not the last, and a candidate that takes its blocks in the
 # other order is not failed for the winner it picked.
+check_same "the perturbed process's program orders, in the interpreter" "order: ok" \
+	"$("$GEAK_PYTHON" "$top/tests/gpu/order-check.py" 2>>err.txt | tail -n 1)"
 out=$(drive scatter "$h/racy_scatter_add.py" "$h/racy_scatter_reversed.py")
 check_same "a racing scatter's other winner passes" "4 1 true true" \
 	"$(printf '%s' "$out" | jq -r '"\(.profile.cases[0].checks) \(.profile.cases[0].spread) \(.run.exec) \(.timed.exec)"')"
