@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 58
+plan 59
 c=$top/tests/cheats
 # drive NAME REF CAND [PERF]: the whole path, its JSON on stdout.
 drive() {
@@ -219,6 +219,11 @@ check_same "... and a candidate wrong at another element of that case fails" "fa
 # other order too: a place that several programs write goes to the first
 # of them, not the last, and a candidate that takes its blocks in the
 # other order is not failed for the winner it picked.
+# A perf script's inputs are made once per process: an output buffer it
+# takes from torch.empty would hold that process's garbage where no
+# kernel writes, unlike in the reference's processes.
+check_same "a perf script's empty tensors come zeroed" "outside: garbage; inside: zeros zeros zeros" \
+	"$("$GEAK_PYTHON" "$top/tests/harness/zeroed_empties.py" 2>>err.txt | tail -n 1)"
 check_same "the perturbed process's program orders, in the interpreter" "order: ok" \
 	"$("$GEAK_PYTHON" "$top/tests/gpu/order-check.py" 2>>err.txt | tail -n 1)"
 out=$(drive scatter "$h/racy_scatter_add.py" "$h/racy_scatter_reversed.py")

@@ -109,7 +109,7 @@ def poison(device):
     del held
 
 
-# Inside, no torch function mode (PoisonEmpty among them) sees a call.
+# Inside, no torch function mode (FilledEmpty among them) sees a call.
 _NO_MODES = getattr(torch._C, "DisableTorchFunction", contextlib.nullcontext)
 
 # The most cached blocks fill_free fills, the largest first; the
@@ -135,7 +135,7 @@ def fill_free(poisoned):
     except RuntimeError:
         return
     held = []
-    # Past PoisonEmpty, which would fill each block once before this does.
+    # Past FilledEmpty, which would fill each block once before this does.
     with torch.no_grad(), _NO_MODES():
         for n in free_sizes(segments, stream.cuda_stream, stream.device.index):
             t = torch.empty(n, dtype=torch.uint8, device=stream.device)
@@ -188,12 +188,33 @@ def fill_poison(t):
             t.fill_(torch.iinfo(t.dtype).max if t.dtype != torch.uint8 else 0xA5)
 
 
-class PoisonEmpty(TorchFunctionMode):
+def _zero(t):
+    if isinstance(t, torch.Tensor) and t.numel() > 0:
+        with torch.no_grad():
+            t.zero_()
+
+
+class FilledEmpty(TorchFunctionMode):
+    """Inside, memory from torch.empty and its kin comes filled by fill."""
+
+    def __init__(self, fill):
+        super().__init__()
+        self.fill = fill
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         if func in EMPTY_FUNCS:
-            fill_poison(out)
+            self.fill(out)
         return out
+
+
+def zeroed_empties():
+    """A context in which memory from torch.empty and its kin starts as
+    zeros: inputs made once per process (a perf script's), where an
+    output buffer's elements that no kernel writes would otherwise hold
+    that process's garbage, different in the candidate's than in the
+    reference's."""
+    return FilledEmpty(_zero)
 
 
 # Whether memory handed out by torch.empty and its kin is poisoned now
@@ -208,7 +229,7 @@ def poisoned(on, device):
     holding what the reference left there."""
     saved = POISON["on"]
     POISON["on"] = on
-    mode = PoisonEmpty() if on and device != "cpu" else None
+    mode = FilledEmpty(fill_poison) if on and device != "cpu" else None
     if mode is not None:
         mode.__enter__()
     try:

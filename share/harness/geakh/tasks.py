@@ -333,19 +333,20 @@ class Program:
 
     def _perf_inputs(self):
         """The perf script's instance with its inputs, their random values
-        drawn on the device and kept there; a script that mixes them with
-        tensors it makes on the host gets them on the host, drawn alike."""
+        drawn on the device and kept there (a script that mixes them with
+        tensors it makes on the host gets them on the host, drawn alike),
+        and the memory it takes from torch.empty and its kin zeroed."""
         seed = self.spec.get("seeds", [42])[0]
         try:
             pm = _perf_instance(self._perf_script())
             guard.reseed(seed)
-            with guard.drawn_on_device(self.device):
+            with guard.drawn_on_device(self.device), guard.zeroed_empties():
                 pm.get_input_tensors()
             return pm
         except (RuntimeError, TypeError):
             pm = _perf_instance(self._perf_script())
             guard.reseed(seed)
-            with guard.drawn_on_device(self.device, keep=False):
+            with guard.drawn_on_device(self.device, keep=False), guard.zeroed_empties():
                 pm.get_input_tensors()
             return pm
 
@@ -356,7 +357,8 @@ class Program:
         fn = self.fn
         ref = self._ref() if with_reference else None
         guard.reseed(self.spec.get("seeds", [42])[0])
-        cases = [tuple(c) if isinstance(c, (list, tuple)) else (c,) for c in perf.perf_inputs()]
+        with guard.zeroed_empties():
+            cases = [tuple(c) if isinstance(c, (list, tuple)) else (c,) for c in perf.perf_inputs()]
         meta = Meta(getattr(perf, "gbps", None), getattr(perf, "tflops", None))
         self.cases_total = len(cases)
         for i in spread(len(cases), self.cases_cap):
