@@ -167,6 +167,8 @@ def correctness(program):
     if gold is None and test is spec.get("cand_test") and \
             any(_UNTUNED_ARG.search(text) for _, text in failures):
         program.notes.add("original_test")
+        # The variant's calls up to its failed launches are not the run's.
+        entry.STATE.begin_run()
         gold, failures = _gold(program, spec.get("test") or "", "original")
     if gold is None:
         first = failures[0] if failures else ("", "no test case completed")

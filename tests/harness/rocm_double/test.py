@@ -6,7 +6,7 @@ result_gold = {}
 
 def test_double(request, device='cuda'):
     torch.manual_seed(0)
-    x = torch.randn(64, device=device)
+    x = torch.randn(size(), device=device)
     y = torch.empty_like(x)
     double_kernel[(1,)](x, y, BLOCK=64)
     result_gold['_CALL_SUCCESS_'] = torch.tensor([[1.0]])
