@@ -113,7 +113,7 @@ class Order:
         grid = _grid(kernel, args, kwargs)
         key = (getattr(kernel, "__qualname__", None) or id(kernel), grid)
         done = self.serial.get(key, 0)
-        if grid is None or math.prod(grid) > SERIAL_MAX or done >= 2:
+        if grid is None or not 0 < math.prod(grid) <= SERIAL_MAX or done >= 2:
             self.buf[0].fill_(REVERSED if self.launches % 2 else USUAL)
             try:
                 return run(kernel, *args, **kwargs)
