@@ -285,7 +285,7 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 /* ---- jobs ---- */
 
 /* The GPU modes (GEAK_GPU_SHARED ...) as traces name them. */
-static const char *const mode_name[] = { "shared", "alone", "drained" };
+static const char *const mode_name[] = { "shared", "alone", "drained", "room" };
 
 double
 geak_timeout_s(const struct geak_slot *s)
@@ -447,8 +447,9 @@ call_worker(struct geak_slot *s, int which, json_t *req, char *err, size_t errle
 static json_t *again_if_short(struct geak_slot *s, int which, json_t *resp, const char *op,
 	const char *dir, const char *nonce, json_t *extra, char *err, size_t errlen);
 
-json_t *
-geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *dir,
+/* One run of a job in mode. */
+static json_t *
+job_once(struct geak_slot *s, int which, int mode, const char *op, const char *dir,
     const char *nonce, json_t *extra, char *err, size_t errlen)
 {
 	struct geak_gpumember me = { 0, NULL };
@@ -477,28 +478,46 @@ geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *d
 		geak_gpuqueue_leave(s->queue, mode, &me);
 	geak_trace(s, "%s: %s after %.1f s", base_name(dir), resp ? geak_job_status(resp) : "failed",
 	    geak_now() - t1);
-	if (!resp || mode == GEAK_USE_NONE || mode == GEAK_GPU_DRAINED ||
-	    (mode == GEAK_GPU_ALONE && !paused))
+	return resp;
+}
+
+json_t *
+geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *dir,
+    const char *nonce, json_t *extra, char *err, size_t errlen)
+{
+	json_t *resp = job_once(s, which, mode, op, dir, nonce, extra, err, errlen);
+
+	/* Only a correctness run can have lacked what the runs beside it held. */
+	if (!resp || mode != GEAK_GPU_SHARED)
 		return resp;
 	return again_if_short(s, which, resp, op, dir, nonce, extra, err, errlen);
 }
 
-/* Whether a job that ended with resp ran out of memory (the harness's
- * mark in dir, or the host's killer) beside other jobs, running or paused
- * (paused ones keep their memory), or at its default share of the host's
- * memory: the mode to run it once more in, or -1.  What the others held
- * may be what it lacked, so it runs on a drained GPU (in the CPU mode,
- * just once more); one whose share ran out runs beside them, allowed what
- * the host has available then (draining would hold every other job up for
- * as long as the longest run in flight; should the host run out after
- * all, its killer's SIGKILL brings the drained run). */
+/* How often a job that ran out of memory beside others runs again once
+ * a run beside it has ended, before it runs on a drained GPU. */
+#define ROOM_TRIES 3
+
+/* Whether a job that ended with resp, after tries runs again, ran out of
+ * memory (the harness's mark in dir, or the host's killer) beside other
+ * jobs, running or paused (paused ones keep their memory), or at its
+ * default share of the host's memory: the mode to run it once more in,
+ * or -1.  What the others held may be what it lacked, so it runs again
+ * once fewer run beside it, and after ROOM_TRIES of those on a drained
+ * GPU (in the CPU mode, just once more).  Waiting for fewer holds new
+ * runs back only until the shortest run in flight ends; draining, until
+ * the longest does.  One whose share ran out runs beside them, allowed
+ * what the host has available then (should the host run out after all,
+ * its killer's SIGKILL brings the runs again). */
 static int
-retry_mode(struct geak_slot *s, json_t *resp, const char *dir)
+retry_mode(struct geak_slot *s, json_t *resp, const char *dir, int tries)
 {
 	int gpu_short = ran_out_of_memory(dir);
 	int share = !gpu_short && share_ran_out(s, resp);
+	int mode = tries < ROOM_TRIES ? GEAK_GPU_ROOM : GEAK_GPU_DRAINED;
 
 	if (!gpu_short && !share && !killed_from_outside(resp))
+		return -1;
+	if (tries > ROOM_TRIES || (!s->gpu && tries > 0))
 		return -1;
 	s->oom_retries++;
 	if (share) {
@@ -510,21 +529,22 @@ retry_mode(struct geak_slot *s, json_t *resp, const char *dir)
 	}
 	geak_trace(s, "%s: %s beside other jobs; %s", base_name(dir),
 	    gpu_short ? (s->gpu ? "out of GPU memory" : "out of memory") :
-	    "killed by SIGKILL (host memory?)", s->gpu ? "again on a drained GPU" : "once more");
-	return GEAK_GPU_DRAINED;
+	    "killed by SIGKILL (host memory?)", !s->gpu ? "once more" :
+	    mode == GEAK_GPU_ROOM ? "again once fewer run beside it" : "again on a drained GPU");
+	return s->gpu ? mode : GEAK_GPU_SHARED;
 }
 
-/* resp, or the job run once more where it ran out of memory. */
+/* resp, or the job run again where it ran out of memory. */
 static json_t *
 again_if_short(struct geak_slot *s, int which, json_t *resp, const char *op, const char *dir,
     const char *nonce, json_t *extra, char *err, size_t errlen)
 {
-	int mode = retry_mode(s, resp, dir);
+	int mode;
 
-	if (mode < 0)
-		return resp;
-	json_decref(resp);
-	resp = geak_job(s, which, mode, op, dir, nonce, extra, err, errlen);
+	for (int tries = 0; resp && (mode = retry_mode(s, resp, dir, tries)) >= 0; tries++) {
+		json_decref(resp);
+		resp = job_once(s, which, mode, op, dir, nonce, extra, err, errlen);
+	}
 	s->memory_boost = 0;
 	return resp;
 }
@@ -576,10 +596,10 @@ geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char 
 	json_t *msg = start_in(s, GEAK_GPU_SHARED, op, dir, nonce, extra, err, errlen);
 	int mode;
 
-	if (!msg || s->pending || (mode = retry_mode(s, msg, dir)) < 0)
-		return msg;
-	json_decref(msg);
-	msg = start_in(s, mode, op, dir, nonce, extra, err, errlen);
+	for (int tries = 0; msg && !s->pending && (mode = retry_mode(s, msg, dir, tries)) >= 0; tries++) {
+		json_decref(msg);
+		msg = start_in(s, mode, op, dir, nonce, extra, err, errlen);
+	}
 	s->memory_boost = 0;
 	return msg;
 }

@@ -42,8 +42,7 @@ extern struct geak_evalopts geak_eopt;
  * on the GPU; JUDGE judges, checks sources, and times the reference while
  * a candidate waits in RUN to be timed. */
 enum { GEAK_W_RUN, GEAK_W_JUDGE, GEAK_NWORKERS };
-/* How a job uses the slot's GPU: not at all, beside other jobs, alone
- * (pausing the others), or alone on a drained GPU. */
+/* How a job uses the slot's GPU: not at all, or as gpulock.h's modes. */
 enum { GEAK_USE_NONE = -1 };
 
 struct geak_slot {
@@ -57,7 +56,7 @@ struct geak_slot {
 	char *home;
 	const char *const *write_dirs;
 	double lock_wait;         /* seconds waited for the GPU, this candidate */
-	int oom_retries;          /* jobs run again on a drained GPU, this candidate */
+	int oom_retries;          /* jobs run again for want of memory, this candidate */
 	const char *where, *id;   /* the candidate's input line and id, for -v */
 	double task_timeout_s;    /* the candidate's task's own --timeout (task.timeout), or 0 */
 	long task_memory_mib;     /* its own --memory-limit (task.memory_mib), or 0 */
@@ -84,7 +83,8 @@ double geak_timeout_s(const struct geak_slot *s);
 
 /* One job on a worker, through the GPU's queue in mode (GEAK_GPU_*, or
  * GEAK_USE_NONE): its response, or NULL with err set (the worker failed).
- * A job that ran out of memory beside others runs again on a drained GPU. */
+ * A correctness run that ran out of memory beside others runs again with
+ * more of it free (see retry_mode in evaljob.c). */
 json_t *geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *dir,
 	const char *nonce, json_t *extra, char *err, size_t errlen);
 /* A job that says when it is ready and waits for go: shared until then.

@@ -141,13 +141,15 @@ take_lock(struct geak_gpuqueue *q, int want)
 	return rc;
 }
 
+/* Join the correctness runs; a run that waited for room is not held back
+ * by the holds of those that wait (its own among them). */
 static int
-enter_shared(struct geak_gpuqueue *q, struct geak_gpumember *m)
+enter_shared(struct geak_gpuqueue *q, struct geak_gpumember *m, int held_back)
 {
 	int rc = 0;
 
 	for (;;) {
-		while (q->exclusive || q->alone_waiting || q->drain_holding || q->busy)
+		while (q->exclusive || q->alone_waiting || q->busy || (held_back && q->drain_holding))
 			pthread_cond_wait(&q->cv, &q->mu);
 		if (q->held || !q->gpu)
 			break;
@@ -164,8 +166,11 @@ enter_shared(struct geak_gpuqueue *q, struct geak_gpumember *m)
 	return rc;
 }
 
+/* Wait until fewer than fewer_than correctness runs are in flight, or
+ * none, and no timing run is: holding new correctness runs back for
+ * drain_hold_s at most. */
 static void
-wait_drained(struct geak_gpuqueue *q)
+wait_for_room(struct geak_gpuqueue *q, int fewer_than)
 {
 	struct timespec until;
 	int holding = 1;
@@ -176,7 +181,7 @@ wait_drained(struct geak_gpuqueue *q)
 	if (until.tv_nsec >= 1000000000L)
 		until.tv_sec++, until.tv_nsec -= 1000000000L;
 	q->drain_holding++;
-	while (q->exclusive || q->busy || q->shared) {
+	while (q->exclusive || q->busy || (q->shared && q->shared >= fewer_than)) {
 		if (!holding) {
 			pthread_cond_wait(&q->cv, &q->mu);
 		} else if (pthread_cond_timedwait(&q->cv, &q->mu, &until) == ETIMEDOUT) {
@@ -185,8 +190,10 @@ wait_drained(struct geak_gpuqueue *q)
 			pthread_cond_broadcast(&q->cv);
 		}
 	}
-	if (holding)
+	if (holding) {
 		q->drain_holding--;
+		pthread_cond_broadcast(&q->cv);
+	}
 }
 
 static int
@@ -205,7 +212,7 @@ enter_exclusive(struct geak_gpuqueue *q, int mode)
 		}
 		paused = q->paused ? q->shared : 0;
 	} else {
-		wait_drained(q);
+		wait_for_room(q, 1);
 	}
 	q->exclusive = 1;
 	q->busy = 1;
@@ -221,7 +228,17 @@ geak_gpuqueue_enter(struct geak_gpuqueue *q, int mode, struct geak_gpumember *m)
 	int rc;
 
 	pthread_mutex_lock(&q->mu);
-	rc = mode == GEAK_GPU_SHARED ? enter_shared(q, m) : enter_exclusive(q, mode);
+	switch (mode) {
+	case GEAK_GPU_SHARED:
+		rc = enter_shared(q, m, 1);
+		break;
+	case GEAK_GPU_ROOM:
+		wait_for_room(q, q->shared);
+		rc = enter_shared(q, m, 0);
+		break;
+	default:
+		rc = enter_exclusive(q, mode);
+	}
 	pthread_mutex_unlock(&q->mu);
 	return rc;
 }
@@ -251,7 +268,7 @@ void
 geak_gpuqueue_leave(struct geak_gpuqueue *q, int mode, struct geak_gpumember *m)
 {
 	pthread_mutex_lock(&q->mu);
-	if (mode != GEAK_GPU_SHARED) {
+	if (mode == GEAK_GPU_ALONE || mode == GEAK_GPU_DRAINED) {
 		leave_exclusive(q);
 	} else {
 		struct geak_gpumember **pp = &q->members;

@@ -39,17 +39,20 @@ void geak_gpulock_share(struct geak_gpulock *l);
  * Timing runs that queue meanwhile run back to back, before new
  * correctness runs.
  *
- * GEAK_GPU_DRAINED is the old way, for a job that ran out of memory
- * beside other jobs, running or paused (paused ones keep their memory):
- * it waits until no correctness run is in flight.  For drain_hold_s it
- * holds new ones back (geak-eval: as long as a run may last, so that the
- * runs in flight end within it); after that they start again and the job
- * runs the next time the GPU is idle, at the latest when the input runs
- * out.
+ * A job that ran out of memory beside other jobs, running or paused
+ * (paused ones keep their memory), runs again with more of it free.
+ * GEAK_GPU_ROOM waits until fewer correctness runs are in flight than
+ * when it asked (or none), holding new ones back meanwhile, and then runs
+ * as a correctness run: the wait lasts as long as the shortest run in
+ * flight, not the longest.  GEAK_GPU_DRAINED, for a job that ran short
+ * even so, waits until no correctness run is in flight.  Either holds new
+ * ones back for drain_hold_s at most (geak-eval: as long as a run may
+ * last); after that they start again and the job runs the next time the
+ * condition holds, at the latest when the input runs out.
  *
  * Correctness runs in other processes (xargs -P) are not paused: a timing
  * run waits for their shared locks to go, as before. */
-enum { GEAK_GPU_SHARED, GEAK_GPU_ALONE, GEAK_GPU_DRAINED };
+enum { GEAK_GPU_SHARED, GEAK_GPU_ALONE, GEAK_GPU_DRAINED, GEAK_GPU_ROOM };
 
 struct geak_gpumember {
 	pid_t pid;                      /* the worker to pause; 0: none */
@@ -65,7 +68,7 @@ struct geak_gpuqueue {
 	int busy;                       /* a thread is changing the lock */
 	int shared, exclusive;          /* runs admitted */
 	int alone_waiting;
-	int drain_holding;              /* drained runs holding back new runs */
+	int drain_holding;              /* drained or room runs holding back new runs */
 	double drain_hold_s;            /* for how long at most (default 30 s) */
 	int paused;                     /* the members are paused */
 	struct geak_gpumember *members; /* correctness runs in flight */

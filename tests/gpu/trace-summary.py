@@ -66,7 +66,7 @@ def main(argv):
     held = sum(j["end"] - j["start"] for j in alone)
     print(f"{len(jobs)} jobs over {span:.0f} s; GPU held alone {held:.0f} s "
           f"({100 * held / span if span else 0:.0f}%) by {len(alone)} timing runs")
-    for mode in ("shared", "alone", "drained", "cpu"):
+    for mode in ("shared", "room", "alone", "drained", "cpu"):
         js = [j for j in jobs if j["mode"] == mode]
         if not js:
             continue

@@ -80,22 +80,22 @@ run_job(void *arg)
 	struct job *j = arg;
 	struct geak_gpumember me = { getpid(), NULL };
 
-	int asked;
+	int asked, excl = j->mode == GEAK_GPU_ALONE || j->mode == GEAK_GPU_DRAINED;
 
 	nap(j->start_ms);
 	asked = now_ms();
 	j->paused = geak_gpuqueue_enter(&queue, j->mode, &me);
 	j->waited_ms = now_ms() - asked;
 	pthread_mutex_lock(&log_mu);
-	if (j->mode != GEAK_GPU_SHARED && in_exclusive)
+	if (excl && in_exclusive)
 		overlap = 1;
-	in_exclusive += j->mode != GEAK_GPU_SHARED;
+	in_exclusive += excl;
 	strcat(event_log, j->name);
 	pthread_mutex_unlock(&log_mu);
 	nap(j->hold_ms);
 	pthread_mutex_lock(&log_mu);
-	in_exclusive -= j->mode != GEAK_GPU_SHARED;
-	strcat(event_log, j->mode == GEAK_GPU_SHARED ? "-" : "_");
+	in_exclusive -= excl;
+	strcat(event_log, excl ? "_" : "-");
 	pthread_mutex_unlock(&log_mu);
 	geak_gpuqueue_leave(&queue, j->mode, &me);
 	return NULL;
@@ -200,6 +200,28 @@ test_drain_hold(void **state)
 }
 
 /* Whether another process could take the device lock now in a mode. */
+/* A run waiting for room waits until one run in flight ends, not all,
+ * holds new correctness runs back meanwhile, and then runs beside the
+ * rest; with none in flight it does not wait. */
+static void
+test_room(void **state)
+{
+	struct job jobs[] = {
+		{ GEAK_GPU_SHARED, 0, 1200, "a", 0, 0 }, { GEAK_GPU_SHARED, 0, 400, "b", 0, 0 },
+		{ GEAK_GPU_ROOM, 200, 100, "R", 0, 0 }, { GEAK_GPU_SHARED, 300, 50, "c", 0, 0 },
+		{ GEAK_GPU_ROOM, 1400, 50, "S", 0, 0 },
+	};
+
+	(void)state;
+	run_all(jobs, 5, NULL);
+	assert_true(strcmp(event_log, "ab-Rc---S-.") == 0 || strcmp(event_log, "ba-Rc---S-.") == 0);
+	/* R waited for b (until 400 ms), not for a (1200 ms); c for R. */
+	assert_in_range(jobs[2].waited_ms, 120, 500);
+	assert_in_range(jobs[3].waited_ms, 50, 400);
+	assert_in_range(jobs[4].waited_ms, 0, 50);
+	assert_int_equal(pauses, 0);
+}
+
 static int
 free_for(const char *dir, int how)
 {
@@ -277,6 +299,7 @@ main(void)
 		cmocka_unit_test(test_round),
 		cmocka_unit_test(test_drained),
 		cmocka_unit_test(test_drain_hold),
+		cmocka_unit_test(test_room),
 		cmocka_unit_test(test_cross_process),
 		cmocka_unit_test(test_leave_while_paused),
 	};
