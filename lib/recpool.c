@@ -399,7 +399,8 @@ next_result(struct queue *q)
 static int
 write_item(struct geak_output *out, struct queue *q, struct item *it)
 {
-	if (q->pool->sink)
+	/* Its jobs were killed under it: a record now would tell of that. */
+	if (q->pool->sink || geak_abandoned())
 		return 0;
 	if ((it->verdict == GEAK_PASS || it->verdict == PASS_ERROR) && it->raw)
 		return geak_output_write_line(out, it->raw, it->rawlen);

@@ -736,6 +736,7 @@ cleanup_thread(void *arg)
 	if (sigwait(&cleanup_sigs, &sig) != 0)
 		return NULL;
 	if (atomic_compare_exchange_strong(&teardown_owner, &none, TEARDOWN_SIGNAL)) {
+		geak_abandon();
 		geak_proc_kill_all();
 		geak_cgroup_fini();
 		if (cleanup_dir)

@@ -100,6 +100,20 @@ geak_stopping(void)
 	return atomic_load(&stop_signal);
 }
 
+static atomic_int abandoned;
+
+void
+geak_abandon(void)
+{
+	atomic_store(&abandoned, 1);
+}
+
+int
+geak_abandoned(void)
+{
+	return atomic_load(&abandoned);
+}
+
 noreturn void
 geak_die(int status, const char *fmt, ...)
 {

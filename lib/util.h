@@ -39,6 +39,10 @@ void geak_status_draw(const char *line);
 void geak_stop(int sig);
 /* The signal that asked for the stop, or 0. */
 int geak_stopping(void);
+/* The run is being torn down (its jobs killed): what ends from now on is
+ * no result and is not written.  Safe from any thread. */
+void geak_abandon(void);
+int geak_abandoned(void);
 
 /* Allocators that end the tool on failure: the tools are short-lived
  * filters, and a half-written record is worse than a clean exit. */

@@ -6,12 +6,13 @@
 # a process outside, a daemon, a fork flood, a memory hog, a 300 MB
 # print.  Each is contained; no credential reaches a record, the cache or
 # the trace; geak-eval holds none in its environment; a SIGTERM leaves
-# neither its run directory nor a process behind.
+# neither its run directory, a process nor a record of the killed job
+# behind.
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 command -v base64 >/dev/null || skip_all "no base64"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 33
+plan 34
 
 sb=$top/tests/sandbox
 c=$top/tests/cheats
@@ -129,6 +130,9 @@ rc=$?
 	tail -n 20 term.err | sed 's/^/#   /'; } >&2
 check_same "SIGTERM: geak-eval ends by it" 143 "$rc"
 check_same "SIGTERM: its run directory is gone" "" "$(ls term)"
+# The job killed under it is no result: its record stays out (a resumed
+# run evaluates it again).
+check_same "SIGTERM: no record of the killed job" 0 "$(wc -l < term.out)"
 check_same "SIGTERM: the job and its daemon are gone" 0 "$(ps -eo args | grep -c '^sleep 31338.5')"
 check_same "SIGTERM: its cgroups are gone" "" \
 	"$(ls -d /sys/fs/cgroup/geak-eval-$pid /sys/fs/cgroup/unified/geak-eval-$pid 2>/dev/null)"
