@@ -428,10 +428,12 @@ geak_evaluate(struct geak_slot *s, json_t *rec, json_t *spec, struct geak_eval *
 	}
 	t0 = geak_now(), w0 = s->lock_wait;
 	refspec = geak_reference_spec(spec, rec);
+	s->gpu_peak_mib = 0; /* a calibration's need is not known */
 	p = geak_profile_get(s, refspec, &ev->phases[GEAK_PHASE_REFERENCE], err, errlen);
 	json_decref(refspec);
 	if (!p)
 		return -1;
+	s->gpu_peak_mib = geak_profile_gpu_mib(p);
 	if (geak_profile_error(p)) {
 		snprintf(err, errlen, "%s", geak_profile_error(p));
 		return -1;

@@ -416,11 +416,45 @@ share_ran_out(const struct geak_slot *s, json_t *resp)
 	    !s->memory_boost;
 }
 
+/* Room for what the peak leaves out: the runtime's context, the
+ * compiler, memory outside torch's allocator. */
+#define CONTEXT_MIB 1024
+
+/* The device memory a job of the slot's candidate is expected to use, in
+ * MiB: its task's reference's peak with a quarter more for a candidate
+ * that uses more, or 0 (the queue guesses). */
+static long
+gpu_need_mib(const struct geak_slot *s)
+{
+	return s->gpu_peak_mib ? s->gpu_peak_mib + s->gpu_peak_mib / 4 + CONTEXT_MIB : 0;
+}
+
+/* The queue learns its device's memory from the first worker's greeting. */
+static void
+queue_memory(struct geak_slot *s)
+{
+	json_t *mem;
+	long per_gpu;
+
+	if (s->queue->memory_mib || !(mem = geak_get(geak_slot_hello(s), "device.memory")) ||
+	    !json_is_integer(mem))
+		return;
+	per_gpu = (geak_eopt.jobs + (long)geak_eopt.ngpus - 1) / (long)geak_eopt.ngpus;
+	geak_gpuqueue_set_memory(s->queue, (long)(json_integer_value(mem) >> 20), per_gpu);
+}
+
 static int
 queue_enter(struct geak_slot *s, int mode, struct geak_gpumember *me)
 {
 	double t0 = geak_now();
-	int paused = geak_gpuqueue_enter(s->queue, mode, me);
+	int paused;
+
+	if (mode != GEAK_GPU_ALONE) {
+		queue_memory(s);
+		me->need_mib = gpu_need_mib(s);
+		me->doublings = s->gpu_doublings;
+	}
+	paused = geak_gpuqueue_enter(s->queue, mode, me);
 
 	if (paused < 0) {
 		geak_warn("cannot lock GPU %s in %s: %s; running without the lock", s->gpu,
@@ -452,7 +486,7 @@ static json_t *
 job_once(struct geak_slot *s, int which, int mode, const char *op, const char *dir,
     const char *nonce, json_t *extra, char *err, size_t errlen)
 {
-	struct geak_gpumember me = { 0, NULL };
+	struct geak_gpumember me = { .pid = 0 };
 	json_t *req, *resp;
 	double t0 = geak_now(), t1;
 	int paused = 0, gpu = mode != GEAK_USE_NONE && s->queue;
@@ -466,8 +500,8 @@ job_once(struct geak_slot *s, int which, int mode, const char *op, const char *d
 	}
 	t1 = geak_now();
 	if (gpu)
-		geak_trace(s, "%s: running after %.1f s waiting, %d correctness runs paused",
-		    base_name(dir), t1 - t0, paused);
+		geak_trace(s, "%s: running after %.1f s waiting, %d correctness runs paused, "
+		    "%ld MiB reserved", base_name(dir), t1 - t0, paused, me.held_mib);
 	else
 		geak_trace(s, "%s: running%s", base_name(dir),
 		    mode == GEAK_USE_NONE ? " (no device)" : " on the CPU");
@@ -502,10 +536,11 @@ geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *d
  * jobs, running or paused (paused ones keep their memory), or at its
  * default share of the host's memory: the mode to run it once more in,
  * or -1.  What the others held may be what it lacked, so it runs again
- * once fewer run beside it, and after ROOM_TRIES of those on a drained
- * GPU (in the CPU mode, just once more).  Waiting for fewer holds new
- * runs back only until the shortest run in flight ends; draining, until
- * the longest does.  One whose share ran out runs beside them, allowed
+ * expecting twice the device memory it did (it waits until that is free),
+ * and after ROOM_TRIES of those on a drained GPU (in the CPU mode, just
+ * once more).  Waiting for memory holds new runs back only until enough
+ * runs in flight end; draining, until the longest does.  One whose share
+ * ran out runs beside them, allowed
  * what the host has available then (should the host run out after all,
  * its killer's SIGKILL brings the runs again). */
 static int
@@ -527,10 +562,11 @@ retry_mode(struct geak_slot *s, json_t *resp, const char *dir, int tries)
 		    "%lld MiB", base_name(dir), job_memory(s) >> 20);
 		return GEAK_GPU_SHARED;
 	}
+	s->gpu_doublings++;
 	geak_trace(s, "%s: %s beside other jobs; %s", base_name(dir),
 	    gpu_short ? (s->gpu ? "out of GPU memory" : "out of memory") :
 	    "killed by SIGKILL (host memory?)", !s->gpu ? "once more" :
-	    mode == GEAK_GPU_ROOM ? "again once fewer run beside it" : "again on a drained GPU");
+	    mode == GEAK_GPU_ROOM ? "again, expecting twice the memory" : "again on a drained GPU");
 	return s->gpu ? mode : GEAK_GPU_SHARED;
 }
 
@@ -546,6 +582,7 @@ again_if_short(struct geak_slot *s, int which, json_t *resp, const char *op, con
 		resp = job_once(s, which, mode, op, dir, nonce, extra, err, errlen);
 	}
 	s->memory_boost = 0;
+	s->gpu_doublings = 0;
 	return resp;
 }
 
@@ -560,13 +597,13 @@ start_in(struct geak_slot *s, int mode, const char *op, const char *dir, const c
 
 	if (geak_slot_up(s, GEAK_W_RUN, err, errlen) < 0)
 		return NULL;
-	s->member.pid = s->w[GEAK_W_RUN].proc.pid;
-	s->member.next = NULL;
+	s->member = (struct geak_gpumember){ .pid = s->w[GEAK_W_RUN].proc.pid };
 	if (s->queue) {
 		geak_trace(s, "%s: waiting for GPU %s (%s, to prepare)", base_name(dir), s->gpu,
 		    mode_name[mode]);
 		queue_enter(s, mode, &s->member);
-		geak_trace(s, "%s: running after %.1f s waiting", base_name(dir), geak_now() - t0);
+		geak_trace(s, "%s: running after %.1f s waiting, %ld MiB reserved", base_name(dir),
+		    geak_now() - t0, s->member.held_mib);
 	} else {
 		geak_trace(s, "%s: running on the CPU", base_name(dir));
 	}
@@ -578,9 +615,11 @@ start_in(struct geak_slot *s, int mode, const char *op, const char *dir, const c
 	if (!msg)
 		s->up[GEAK_W_RUN] = 0;
 	json_decref(req);
+	s->pending = json_is_true(json_object_get(msg, GEAK_MSG_READY));
+	/* A job that waits for its go keeps its memory, and its reservation. */
+	s->member.keep = s->pending;
 	if (s->queue)
 		geak_gpuqueue_leave(s->queue, mode, &s->member);
-	s->pending = json_is_true(json_object_get(msg, GEAK_MSG_READY));
 	snprintf(s->pending_name, sizeof s->pending_name, "%s", base_name(dir));
 	geak_trace(s, "%s: %s after %.1f s", base_name(dir),
 	    !msg ? "failed" : s->pending ? "ready" : geak_job_status(msg), geak_now() - t0);
@@ -601,6 +640,7 @@ geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char 
 		msg = start_in(s, mode, op, dir, nonce, extra, err, errlen);
 	}
 	s->memory_boost = 0;
+	s->gpu_doublings = 0;
 	return msg;
 }
 
@@ -648,6 +688,8 @@ geak_job_go(struct geak_slot *s, int go, char *err, size_t errlen)
 	json_decref(msg);
 	if (alone)
 		geak_gpuqueue_leave(s->queue, GEAK_GPU_ALONE, &s->member);
+	if (s->queue)
+		geak_gpuqueue_unreserve(s->queue, &s->member);
 	geak_trace(s, "%s: %s", s->pending_name, resp ? geak_job_status(resp) : "failed");
 	return resp;
 }

@@ -57,6 +57,8 @@ struct geak_slot {
 	const char *const *write_dirs;
 	double lock_wait;         /* seconds waited for the GPU, this candidate */
 	int oom_retries;          /* jobs run again for want of memory, this candidate */
+	long gpu_peak_mib;        /* its task's reference's device memory at most (calibrated), or 0 */
+	int gpu_doublings;        /* its job ran out of device memory beside others this often */
 	const char *where, *id;   /* the candidate's input line and id, for -v */
 	double task_timeout_s;    /* the candidate's task's own --timeout (task.timeout), or 0 */
 	long task_memory_mib;     /* its own --memory-limit (task.memory_mib), or 0 */

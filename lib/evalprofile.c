@@ -52,6 +52,14 @@ geak_profile_json(const struct geak_profile *p)
 	return p->profile;
 }
 
+long
+geak_profile_gpu_mib(const struct geak_profile *p)
+{
+	json_t *mib = json_object_get(p->profile, "gpu_mib");
+
+	return json_is_integer(mib) && json_integer_value(mib) > 0 ? (long)json_integer_value(mib) : 0;
+}
+
 json_t *
 geak_profile_plan(const struct geak_profile *p)
 {

@@ -21,6 +21,9 @@ struct geak_profile *geak_profile_get(struct geak_slot *s, json_t *refspec, doub
 const char *geak_profile_error(const struct geak_profile *p);
 const char *geak_profile_dir(const struct geak_profile *p);
 json_t *geak_profile_json(const struct geak_profile *p);
+/* The most device memory one process of the reference held, in MiB, or
+ * 0 (the CPU mode, an older harness). */
+long geak_profile_gpu_mib(const struct geak_profile *p);
 /* The plan a candidate of the task runs by (a new reference). */
 json_t *geak_profile_plan(const struct geak_profile *p);
 

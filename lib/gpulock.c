@@ -141,36 +141,48 @@ take_lock(struct geak_gpuqueue *q, int want)
 	return rc;
 }
 
-/* Join the correctness runs; a run that waited for room is not held back
- * by the holds of those that wait (its own among them). */
-static int
-enter_shared(struct geak_gpuqueue *q, struct geak_gpumember *m, int held_back)
+/* The device memory a member expects to use, as far as it may reserve. */
+static long
+need_of(const struct geak_gpuqueue *q, const struct geak_gpumember *m)
 {
-	int rc = 0;
+	long need = m && m->need_mib > 0 ? m->need_mib : q->guess_mib;
 
-	for (;;) {
-		while (q->exclusive || q->alone_waiting || q->busy || (held_back && q->drain_holding))
-			pthread_cond_wait(&q->cv, &q->mu);
-		if (q->held || !q->gpu)
-			break;
-		q->busy = 1;
-		rc = take_lock(q, 1);
-		q->busy = 0;
-		pthread_cond_broadcast(&q->cv);
-		if (rc < 0)
-			break;
-	}
-	q->shared++;
-	m->next = q->members;
-	q->members = m;
-	return rc;
+	for (int i = 0; m && i < m->doublings && need < q->memory_mib; i++)
+		need *= 2;
+	return need < q->memory_mib ? need : q->memory_mib;
 }
 
-/* Wait until fewer than fewer_than correctness runs are in flight, or
- * none, and no timing run is: holding new correctness runs back for
+/* Whether a run that needs need MiB may start beside the reservations. */
+static int
+fits(const struct geak_gpuqueue *q, long need)
+{
+	return !q->memory_mib || !q->reservations || q->reserved_mib + need <= q->memory_mib;
+}
+
+/* What a run waits for, holding others back: its memory to fit (ROOM_FIT),
+ * fewer correctness runs than fewer_than in flight, or none (ROOM_COUNT,
+ * ROOM_NONE). */
+enum { ROOM_FIT, ROOM_COUNT, ROOM_NONE };
+
+static int
+no_room(const struct geak_gpuqueue *q, int what, long need, int fewer_than)
+{
+	if (q->exclusive || q->busy)
+		return 1;
+	switch (what) {
+	case ROOM_FIT:
+		return !fits(q, need);
+	case ROOM_COUNT:
+		return q->shared && q->shared >= fewer_than;
+	default:
+		return q->shared > 0;
+	}
+}
+
+/* Wait until there is room, holding new correctness runs back for
  * drain_hold_s at most. */
 static void
-wait_for_room(struct geak_gpuqueue *q, int fewer_than)
+wait_for_room(struct geak_gpuqueue *q, int what, long need, int fewer_than)
 {
 	struct timespec until;
 	int holding = 1;
@@ -181,7 +193,7 @@ wait_for_room(struct geak_gpuqueue *q, int fewer_than)
 	if (until.tv_nsec >= 1000000000L)
 		until.tv_sec++, until.tv_nsec -= 1000000000L;
 	q->drain_holding++;
-	while (q->exclusive || q->busy || (q->shared && q->shared >= fewer_than)) {
+	while (no_room(q, what, need, fewer_than)) {
 		if (!holding) {
 			pthread_cond_wait(&q->cv, &q->mu);
 		} else if (pthread_cond_timedwait(&q->cv, &q->mu, &until) == ETIMEDOUT) {
@@ -194,6 +206,59 @@ wait_for_room(struct geak_gpuqueue *q, int fewer_than)
 		q->drain_holding--;
 		pthread_cond_broadcast(&q->cv);
 	}
+}
+
+static void
+reserve(struct geak_gpuqueue *q, struct geak_gpumember *m, long need)
+{
+	if (!m || !q->memory_mib || m->held_mib)
+		return;
+	m->held_mib = need;
+	q->reserved_mib += need;
+	q->reservations++;
+}
+
+static void
+unreserve(struct geak_gpuqueue *q, struct geak_gpumember *m)
+{
+	if (!m || !m->held_mib)
+		return;
+	q->reserved_mib -= m->held_mib;
+	q->reservations--;
+	m->held_mib = 0;
+}
+
+/* Join the correctness runs once its memory fits; held_back: it also
+ * waits while other runs hold new ones back (a run waiting for room does
+ * not, its own hold among them). */
+static int
+enter_shared(struct geak_gpuqueue *q, struct geak_gpumember *m, int held_back)
+{
+	long need = need_of(q, m);
+	int rc = 0;
+
+	for (;;) {
+		while (q->exclusive || q->alone_waiting || q->busy || (held_back && q->drain_holding))
+			pthread_cond_wait(&q->cv, &q->mu);
+		if (!fits(q, need)) {
+			wait_for_room(q, ROOM_FIT, need, 0);
+			held_back = 0;
+			continue;
+		}
+		if (q->held || !q->gpu)
+			break;
+		q->busy = 1;
+		rc = take_lock(q, 1);
+		q->busy = 0;
+		pthread_cond_broadcast(&q->cv);
+		if (rc < 0)
+			break;
+	}
+	reserve(q, m, need);
+	q->shared++;
+	m->next = q->members;
+	q->members = m;
+	return rc;
 }
 
 static int
@@ -212,7 +277,7 @@ enter_exclusive(struct geak_gpuqueue *q, int mode)
 		}
 		paused = q->paused ? q->shared : 0;
 	} else {
-		wait_for_room(q, 1);
+		wait_for_room(q, ROOM_NONE, 0, 0);
 	}
 	q->exclusive = 1;
 	q->busy = 1;
@@ -233,11 +298,14 @@ geak_gpuqueue_enter(struct geak_gpuqueue *q, int mode, struct geak_gpumember *m)
 		rc = enter_shared(q, m, 1);
 		break;
 	case GEAK_GPU_ROOM:
-		wait_for_room(q, q->shared);
+		if (!q->memory_mib)
+			wait_for_room(q, ROOM_COUNT, 0, q->shared);
 		rc = enter_shared(q, m, 0);
 		break;
 	default:
 		rc = enter_exclusive(q, mode);
+		if (mode == GEAK_GPU_DRAINED)
+			reserve(q, m, need_of(q, m));
 	}
 	pthread_mutex_unlock(&q->mu);
 	return rc;
@@ -268,6 +336,8 @@ void
 geak_gpuqueue_leave(struct geak_gpuqueue *q, int mode, struct geak_gpumember *m)
 {
 	pthread_mutex_lock(&q->mu);
+	if (mode != GEAK_GPU_ALONE && m && !m->keep)
+		unreserve(q, m);
 	if (mode == GEAK_GPU_ALONE || mode == GEAK_GPU_DRAINED) {
 		leave_exclusive(q);
 	} else {
@@ -287,5 +357,28 @@ geak_gpuqueue_leave(struct geak_gpuqueue *q, int mode, struct geak_gpumember *m)
 		}
 	}
 	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+}
+
+void
+geak_gpuqueue_unreserve(struct geak_gpuqueue *q, struct geak_gpumember *m)
+{
+	pthread_mutex_lock(&q->mu);
+	unreserve(q, m);
+	m->keep = 0;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+}
+
+void
+geak_gpuqueue_set_memory(struct geak_gpuqueue *q, long device_mib, long slots)
+{
+	pthread_mutex_lock(&q->mu);
+	if (!q->memory_mib && device_mib > 0) {
+		q->memory_mib = device_mib - device_mib / 10;
+		q->guess_mib = q->memory_mib / (slots > 0 ? slots : 1);
+		if (q->guess_mib < 1024)
+			q->guess_mib = q->memory_mib < 1024 ? q->memory_mib : 1024;
+	}
 	pthread_mutex_unlock(&q->mu);
 }

@@ -39,24 +39,36 @@ void geak_gpulock_share(struct geak_gpulock *l);
  * Timing runs that queue meanwhile run back to back, before new
  * correctness runs.
  *
+ * Correctness runs reserve device memory: a run starts beside the others
+ * only where what it expects to use fits in what they left of the
+ * device's (memory_mib), or where none holds a reservation.  A run that
+ * does not fit waits, holding new ones back for drain_hold_s at most,
+ * so that smaller runs do not overtake it for ever.  A job that waits for
+ * its go to be timed keeps its reservation until it ends: its memory
+ * stays in use while it waits.
+ *
  * A job that ran out of memory beside other jobs, running or paused
  * (paused ones keep their memory), runs again with more of it free.
- * GEAK_GPU_ROOM waits until fewer correctness runs are in flight than
- * when it asked (or none), holding new ones back meanwhile, and then runs
- * as a correctness run: the wait lasts as long as the shortest run in
- * flight, not the longest.  GEAK_GPU_DRAINED, for a job that ran short
- * even so, waits until no correctness run is in flight.  Either holds new
- * ones back for drain_hold_s at most (geak-eval: as long as a run may
- * last); after that they start again and the job runs the next time the
- * condition holds, at the latest when the input runs out.
+ * GEAK_GPU_ROOM, with a larger need, is a correctness run that is not
+ * held back by the holds of the others; where the device's memory is not
+ * known, it waits until fewer correctness runs are in flight than when
+ * it asked (or none) instead.  GEAK_GPU_DRAINED, for a job that ran short
+ * even so, waits until no correctness run is in flight, holding new ones
+ * back as above; after that they start again and the job runs the next
+ * time the condition holds, at the latest when the input runs out.
  *
- * Correctness runs in other processes (xargs -P) are not paused: a timing
- * run waits for their shared locks to go, as before. */
+ * Correctness runs in other processes (xargs -P) are not paused, and
+ * their memory is not counted: a timing run waits for their shared locks
+ * to go, as before. */
 enum { GEAK_GPU_SHARED, GEAK_GPU_ALONE, GEAK_GPU_DRAINED, GEAK_GPU_ROOM };
 
 struct geak_gpumember {
 	pid_t pid;                      /* the worker to pause; 0: none */
 	struct geak_gpumember *next;
+	long need_mib;                  /* device memory it expects to use; 0: the queue's guess */
+	int doublings;                  /* that, doubled this often (it ran short) */
+	int keep;                       /* leaving keeps the reservation (it waits for its go) */
+	long held_mib;                  /* reserved for it; set by the queue */
 };
 
 struct geak_gpuqueue {
@@ -71,6 +83,10 @@ struct geak_gpuqueue {
 	int drain_holding;              /* drained or room runs holding back new runs */
 	double drain_hold_s;            /* for how long at most (default 30 s) */
 	int paused;                     /* the members are paused */
+	long memory_mib;                /* what runs may reserve; 0: not known, nothing counted */
+	long guess_mib;                 /* what a run that does not know its need reserves */
+	long reserved_mib;              /* reserved now, */
+	int reservations;               /* by this many runs */
 	struct geak_gpumember *members; /* correctness runs in flight */
 };
 
@@ -80,5 +96,12 @@ void geak_gpuqueue_init(struct geak_gpuqueue *q, const char *dir, const char *gp
  * could not be taken (the run is admitted all the same). */
 int geak_gpuqueue_enter(struct geak_gpuqueue *q, int mode, struct geak_gpumember *m);
 void geak_gpuqueue_leave(struct geak_gpuqueue *q, int mode, struct geak_gpumember *m);
+/* The reservation a member kept (keep) as it left, given back. */
+void geak_gpuqueue_unreserve(struct geak_gpuqueue *q, struct geak_gpumember *m);
+/* Count reservations against the device's memory (MiB), of which a tenth
+ * is left to what runs hold outside torch's allocator and to the timing
+ * runs; a run that does not know its need guesses its share over slots
+ * runs.  The first call sets it; later ones do nothing. */
+void geak_gpuqueue_set_memory(struct geak_gpuqueue *q, long device_mib, long slots);
 
 #endif

@@ -108,7 +108,7 @@ def add(x, y):
 PY
 check_same "run again after running out of memory, it is timed" "true true oom_retry 1" \
 	"$(jq -r '.eval | "\(.exec) \(.speedup != null) \(.notes | map(select(. == "oom_retry")) | join(","))"' \
-		oom.out) $(grep -c 'cand-.*: out of GPU memory beside other jobs; again once fewer run beside it' oom.err)"
+		oom.out) $(grep -c 'cand-.*: out of GPU memory beside other jobs; again, expecting twice the memory' oom.err)"
 
 # An autotuned reference's choices are kept per performance case, for
 # its later timings to pin case by case.  The interpreter has no events:

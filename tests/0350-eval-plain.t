@@ -2,7 +2,7 @@
 # The plain task format: test(fn) instead of inputs(), task.entry naming
 # the function, task.tolerance loosening the comparison, and a candidate
 # that does not define the function; a job that runs out of memory beside
-# others is run again once fewer run beside it.
+# others is run again expecting twice the GPU memory.
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
@@ -71,8 +71,8 @@ check_same "as its own candidate it passes, the element left out" "true true uns
 		jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "unstable_reference")) | join(","))"')"
 
 # A candidate that runs out of (GPU) memory: beside other jobs the memory
-# they held may be what it lacked, so its job runs once more (on a GPU, a
-# once fewer run beside it); in the CPU mode the trace names no GPU.
+# they held may be what it lacked, so its job runs once more (on a GPU,
+# expecting twice the memory); in the CPU mode the trace names no GPU.
 sed 's/^    out = torch.empty_like(x)$/    raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB.")/' ref.py > oom.py
 check_same "the out-of-memory candidate is what it says" 1 "$(grep -c OutOfMemoryError oom.py)"
 jq -nc --rawfile r ref.py --rawfile t test.py --rawfile c oom.py \
@@ -85,7 +85,7 @@ check_same "its job ran twice, the trace naming the CPU and no GPU" "1 0" \
 
 # A job killed by SIGKILL that nobody in geak-eval sent (the host's
 # out-of-memory killer, when the jobs beside it filled the host): once
-# more (on a GPU, once fewer run beside it); this candidate kills itself only the
+# more (on a GPU, expecting twice the memory); this candidate kills itself only the
 # first time.
 { printf 'import os, signal\nif not os.path.exists("killed_once"):\n    open("killed_once", "w").close()\n    os.kill(os.getpid(), signal.SIGKILL)\n'; cat ref.py; } > killed.py
 check_same "the once-killed candidate is what it says" 1 "$(grep -c SIGKILL killed.py)"

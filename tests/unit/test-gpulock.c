@@ -60,6 +60,7 @@ struct job {
 	const char *name;
 	int paused;                /* what enter returned */
 	int waited_ms;             /* in enter */
+	long need_mib;             /* device memory it reserves; 0: the guess */
 };
 
 /* The queue's drain_hold_s for the next run_all; 0: the default. */
@@ -78,8 +79,7 @@ static void *
 run_job(void *arg)
 {
 	struct job *j = arg;
-	struct geak_gpumember me = { getpid(), NULL };
-
+	struct geak_gpumember me = { .pid = getpid(), .need_mib = j->need_mib };
 	int asked, excl = j->mode == GEAK_GPU_ALONE || j->mode == GEAK_GPU_DRAINED;
 
 	nap(j->start_ms);
@@ -101,12 +101,16 @@ run_job(void *arg)
 	return NULL;
 }
 
+/* The device memory of the queue of the next run_all, MiB; 0: unknown. */
+static long device_mib;
+
 static void
 run_all(struct job *jobs, int n, const char *dir)
 {
 	pthread_t t[8];
 
 	geak_gpuqueue_init(&queue, dir, dir ? "0" : NULL);
+	geak_gpuqueue_set_memory(&queue, device_mib, 4);
 	if (hold_s > 0)
 		queue.drain_hold_s = hold_s;
 	event_log[0] = '\0';
@@ -125,8 +129,8 @@ static void
 test_pauses_shared(void **state)
 {
 	struct job jobs[] = {
-		{ GEAK_GPU_SHARED, 0, 1500, "a", 0, 0 }, { GEAK_GPU_SHARED, 0, 1500, "b", 0, 0 },
-		{ GEAK_GPU_ALONE, 400, 100, "T", 0, 0 },
+		{ GEAK_GPU_SHARED, 0, 1500, "a", 0, 0, 0 }, { GEAK_GPU_SHARED, 0, 1500, "b", 0, 0, 0 },
+		{ GEAK_GPU_ALONE, 400, 100, "T", 0, 0, 0 },
 	};
 
 	(void)state;
@@ -144,8 +148,8 @@ static void
 test_round(void **state)
 {
 	struct job jobs[] = {
-		{ GEAK_GPU_SHARED, 0, 2500, "a", 0, 0 }, { GEAK_GPU_ALONE, 300, 1000, "T", 0, 0 },
-		{ GEAK_GPU_SHARED, 600, 50, "b", 0, 0 }, { GEAK_GPU_ALONE, 900, 100, "U", 0, 0 },
+		{ GEAK_GPU_SHARED, 0, 2500, "a", 0, 0, 0 }, { GEAK_GPU_ALONE, 300, 1000, "T", 0, 0, 0 },
+		{ GEAK_GPU_SHARED, 600, 50, "b", 0, 0, 0 }, { GEAK_GPU_ALONE, 900, 100, "U", 0, 0, 0 },
 	};
 
 	(void)state;
@@ -165,8 +169,8 @@ static void
 test_drained(void **state)
 {
 	struct job jobs[] = {
-		{ GEAK_GPU_SHARED, 0, 1000, "a", 0, 0 }, { GEAK_GPU_DRAINED, 300, 100, "D", 0, 0 },
-		{ GEAK_GPU_SHARED, 600, 50, "b", 0, 0 },
+		{ GEAK_GPU_SHARED, 0, 1000, "a", 0, 0, 0 }, { GEAK_GPU_DRAINED, 300, 100, "D", 0, 0, 0 },
+		{ GEAK_GPU_SHARED, 600, 50, "b", 0, 0, 0 },
 	};
 
 	(void)state;
@@ -183,8 +187,8 @@ static void
 test_drain_hold(void **state)
 {
 	struct job jobs[] = {
-		{ GEAK_GPU_SHARED, 0, 1500, "a", 0, 0 }, { GEAK_GPU_DRAINED, 200, 100, "D", 0, 0 },
-		{ GEAK_GPU_SHARED, 300, 100, "b", 0, 0 },
+		{ GEAK_GPU_SHARED, 0, 1500, "a", 0, 0, 0 }, { GEAK_GPU_DRAINED, 200, 100, "D", 0, 0, 0 },
+		{ GEAK_GPU_SHARED, 300, 100, "b", 0, 0, 0 },
 	};
 
 	(void)state;
@@ -199,7 +203,6 @@ test_drain_hold(void **state)
 	assert_int_equal(pauses, 0);
 }
 
-/* Whether another process could take the device lock now in a mode. */
 /* A run waiting for room waits until one run in flight ends, not all,
  * holds new correctness runs back meanwhile, and then runs beside the
  * rest; with none in flight it does not wait. */
@@ -207,9 +210,9 @@ static void
 test_room(void **state)
 {
 	struct job jobs[] = {
-		{ GEAK_GPU_SHARED, 0, 1200, "a", 0, 0 }, { GEAK_GPU_SHARED, 0, 400, "b", 0, 0 },
-		{ GEAK_GPU_ROOM, 200, 100, "R", 0, 0 }, { GEAK_GPU_SHARED, 300, 50, "c", 0, 0 },
-		{ GEAK_GPU_ROOM, 1400, 50, "S", 0, 0 },
+		{ GEAK_GPU_SHARED, 0, 1200, "a", 0, 0, 0 }, { GEAK_GPU_SHARED, 0, 400, "b", 0, 0, 0 },
+		{ GEAK_GPU_ROOM, 200, 100, "R", 0, 0, 0 }, { GEAK_GPU_SHARED, 300, 50, "c", 0, 0, 0 },
+		{ GEAK_GPU_ROOM, 1400, 50, "S", 0, 0, 0 },
 	};
 
 	(void)state;
@@ -222,6 +225,48 @@ test_room(void **state)
 	assert_int_equal(pauses, 0);
 }
 
+/* A run whose memory does not fit beside the runs in flight waits for
+ * room, holding back a later run that would fit, so that it is not
+ * overtaken; a run reserves its need, doubled once for each time it ran
+ * short, at most what the queue has. */
+static void
+test_memory(void **state)
+{
+	struct job jobs[] = {
+		{ GEAK_GPU_SHARED, 0, 400, "a", 0, 0, 5000 },
+		{ GEAK_GPU_SHARED, 50, 300, "b", 0, 0, 5000 },
+		{ GEAK_GPU_SHARED, 100, 50, "c", 0, 0, 1000 },
+	};
+	struct geak_gpumember m = { .pid = 0, .need_mib = 3000, .doublings = 1 };
+
+	(void)state;
+	device_mib = 10000;
+	run_all(jobs, 3, NULL);
+	device_mib = 0;
+	assert_int_equal(queue.memory_mib, 9000);
+	assert_int_equal(queue.guess_mib, 2250);
+	assert_true(strcmp(event_log, "a-bc--.") == 0 || strcmp(event_log, "a-cb--.") == 0);
+	assert_in_range(jobs[1].waited_ms, 250, 500);
+	assert_in_range(jobs[2].waited_ms, 200, 450);
+	assert_int_equal(queue.reserved_mib, 0);
+	assert_int_equal(queue.reservations, 0);
+
+	geak_gpuqueue_enter(&queue, GEAK_GPU_SHARED, &m);
+	assert_int_equal(m.held_mib, 6000);
+	m.keep = 1;
+	geak_gpuqueue_leave(&queue, GEAK_GPU_SHARED, &m);
+	assert_int_equal(queue.reserved_mib, 6000); /* kept while it waits for its go */
+	geak_gpuqueue_unreserve(&queue, &m);
+	assert_int_equal(queue.reserved_mib, 0);
+	assert_int_equal(m.keep, 0);
+	m.doublings = 5;
+	geak_gpuqueue_enter(&queue, GEAK_GPU_ROOM, &m);
+	assert_int_equal(m.held_mib, 9000);
+	geak_gpuqueue_leave(&queue, GEAK_GPU_ROOM, &m);
+	assert_int_equal(queue.reservations, 0);
+}
+
+/* Whether another process could take the device lock now in a mode. */
 static int
 free_for(const char *dir, int how)
 {
@@ -243,7 +288,7 @@ static void
 test_cross_process(void **state)
 {
 	char dir[] = "/tmp/geak-gpulock-test-XXXXXX";
-	struct geak_gpumember a = { getpid(), NULL }, b = { getpid(), NULL };
+	struct geak_gpumember a = { .pid = getpid() }, b = { .pid = getpid() };
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -277,7 +322,7 @@ test_cross_process(void **state)
 static void
 test_leave_while_paused(void **state)
 {
-	struct geak_gpumember a = { getpid(), NULL };
+	struct geak_gpumember a = { .pid = getpid() };
 
 	(void)state;
 	geak_gpuqueue_init(&queue, NULL, NULL);
@@ -300,6 +345,7 @@ main(void)
 		cmocka_unit_test(test_drained),
 		cmocka_unit_test(test_drain_hold),
 		cmocka_unit_test(test_room),
+		cmocka_unit_test(test_memory),
 		cmocka_unit_test(test_cross_process),
 		cmocka_unit_test(test_leave_while_paused),
 	};

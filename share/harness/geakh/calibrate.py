@@ -169,6 +169,7 @@ class Calibration:
         self.case_info = {}
         self.first = None  # A's result
         self.spent = {}    # seconds of each process, by name
+        self.gpu_mib = 0   # the most device memory one run's process held
 
     def plan(self, runs, perf_checks=0, guard_poison=False, autotune=None):
         # Probes keep every argument, so that where one run's probe changes
@@ -232,6 +233,7 @@ class Calibration:
         """The passing runs and checks of process name, kept."""
         if res is None:
             return
+        self.gpu_mib = max(self.gpu_mib, int(res.get("gpu_peak_mib") or 0))
         for r, o in zip(res["runs"], outs["runs"]):
             if r.get("ok") and o is not None:
                 self.runs.append((r["seed"], r, o))
@@ -425,7 +427,7 @@ def _profile(cal):
         "has_kernels": has_kernels,
         "launched": first.get("launched") or [], "tunings": first.get("tunings") or [],
         "notes": first.get("notes") or [], "candidate_plan": plan,
-        "tolerance": [rtol, atol], "spent": cal.spent,
+        "tolerance": [rtol, atol], "spent": cal.spent, "gpu_mib": cal.gpu_mib,
     }
     return profile, tensors
 

@@ -262,6 +262,18 @@ def release_cached(device):
         pass
 
 
+def device_peak_mib(device):
+    """The most device memory torch's allocator held in this process, in
+    MiB (0 on the CPU): what geak-eval reserves on the GPU for the
+    task's runs, from the reference's calibration."""
+    if device == "cpu":
+        return 0
+    try:
+        return int(torch.cuda.memory_stats_as_nested_dict()["reserved_bytes"]["all"]["peak"]) >> 20
+    except (RuntimeError, KeyError, AssertionError):
+        return 0
+
+
 # ---- threads -----------------------------------------------------------
 
 def python_threads():

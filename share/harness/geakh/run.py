@@ -62,6 +62,7 @@ class Job:
         self.perf_out = {}
         self.first_done = False
         self.spent = {}             # seconds of the tests and the checks
+        self.parts_peak = 0         # MiB: the device memory its split runs' processes held at most
 
     def own_files(self):
         return {os.path.realpath(p) for p in COUNTER.files}
@@ -235,6 +236,7 @@ class Job:
             "notes": sorted(self.program.notes), "launched": sorted(COUNTER.names),
             "tunings": autotune.choices(), "tuner_configs": autotune.counts(),
             "secrets_in_env": guard.secret_names(), "spent": self.spent,
+            "gpu_peak_mib": max(guard.device_peak_mib(self.device), self.parts_peak),
         }
         _dump(os.path.join(self.dir, "result.json"), result)
 
@@ -282,7 +284,8 @@ def _part(job, base, body):
         torch.save({"runs": job.outputs, "perf": job.perf_out}, base + ".pt")
         _dump(base + ".json", {"runs": job.runs, "perf": job.perf,
                                "launched": sorted(COUNTER.names), "tunings": autotune.choices(),
-                               "notes": sorted(job.program.notes)})
+                               "notes": sorted(job.program.notes),
+                               "gpu_peak_mib": guard.device_peak_mib(job.device)})
         code = 0
     except BaseException:  # noqa: B902
         traceback.print_exc()
@@ -306,6 +309,7 @@ def _merge(job, base, seed, status):
     job.outputs.extend(outs["runs"])
     COUNTER.names.update(part.get("launched") or [])
     job.program.notes.update(part.get("notes") or [])
+    job.parts_peak = max(job.parts_peak, int(part.get("gpu_peak_mib") or 0))
     return all(r.get("ok") for r in part["runs"])
 
 
