@@ -875,6 +875,9 @@ setup(const char *harness_dir)
 		find_ncu();
 }
 
+/* Seconds a run that waits for GPU memory holds new runs back. */
+#define HOLD_S 60
+
 int
 main(int argc, char **argv)
 {
@@ -907,9 +910,10 @@ main(int argc, char **argv)
 	queues = geak_xcalloc(geak_eopt.ngpus ? geak_eopt.ngpus : 1, sizeof *queues);
 	for (size_t i = 0; i < geak_eopt.ngpus; i++) {
 		geak_gpuqueue_init(&queues[i], geak_eopt.lockdir, geak_eopt.gpus[i]);
-		/* The runs in flight end within their limits, so a run that
-		 * waits for them to drain holds new ones back for as long. */
-		queues[i].drain_hold_s = geak_eopt.timeout_s + geak_eopt.compile_s;
+		/* Most runs end within a minute: a run that waits for memory
+		 * holds new ones back that long, not until a calibration of
+		 * minutes ends; after that it runs when there is room. */
+		queues[i].drain_hold_s = HOLD_S;
 	}
 	slots = geak_xcalloc((size_t)geak_eopt.jobs, sizeof *slots);
 	slotp = geak_xcalloc((size_t)geak_eopt.jobs, sizeof *slotp);

@@ -386,8 +386,8 @@ geak_job_status(json_t *resp)
 	return st ? st : "";
 }
 
-static int
-ran_out_of_memory(const char *dir)
+int
+geak_job_ran_short(const char *dir)
 {
 	char *mark = geak_xasprintf("%s/%s", dir, GEAK_FILE_OOM);
 	int found = unlink(mark) == 0;
@@ -546,7 +546,7 @@ geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *d
 static int
 retry_mode(struct geak_slot *s, json_t *resp, const char *dir, int tries)
 {
-	int gpu_short = ran_out_of_memory(dir);
+	int gpu_short = geak_job_ran_short(dir);
 	int share = !gpu_short && share_ran_out(s, resp);
 	int mode = tries < ROOM_TRIES ? GEAK_GPU_ROOM : GEAK_GPU_DRAINED;
 
@@ -616,8 +616,11 @@ start_in(struct geak_slot *s, int mode, const char *op, const char *dir, const c
 		s->up[GEAK_W_RUN] = 0;
 	json_decref(req);
 	s->pending = json_is_true(json_object_get(msg, GEAK_MSG_READY));
-	/* A job that waits for its go keeps its memory, and its reservation. */
+	/* A job that waits for its go keeps its memory, and its reservation;
+	 * a mark of running short from before is not its timing's. */
 	s->member.keep = s->pending;
+	if (s->pending)
+		geak_job_ran_short(dir);
 	if (s->queue)
 		geak_gpuqueue_leave(s->queue, mode, &s->member);
 	snprintf(s->pending_name, sizeof s->pending_name, "%s", base_name(dir));

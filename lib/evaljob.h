@@ -106,6 +106,9 @@ void geak_job_dump(json_t *v, const char *dir, const char *name);
 /* The job's result file carries this nonce. */
 int geak_job_nonce_ok(json_t *result, const char *nonce);
 const char *geak_job_status(json_t *resp);
+/* The job left the harness's mark of running out of GPU memory (taken
+ * away). */
+int geak_job_ran_short(const char *dir);
 /* The last bytes of a job's file as a JSON string, or null. */
 json_t *geak_job_tail(const char *dir, const char *name, size_t bytes);
 /* What a job's stderr says: its last line, then its last lines whole. */

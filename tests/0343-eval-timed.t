@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 7
+plan 8
 
 GEAK_LOCK_DIR=$scratch/locks
 export GEAK_LOCK_DIR
@@ -66,6 +66,25 @@ PY
 check_same "a run that ends in its timing fails there" \
 	"true false perf no_output the timing ended without writing its result record" \
 	"$(jq -r '.eval | "\(.call) \(.exec) \(.stage) \(.reason) \(.message)"' leaves.out)"
+
+# A timing that runs out of GPU memory (the runs it paused keep theirs)
+# says nothing of the candidate: it stays correct, untimed.
+wrapped short <<'PY'
+import inspect
+import torch
+
+_checked = add
+
+
+def add(x, y):
+    if any(f.filename.endswith("timing.py") for f in inspect.stack()):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 256.00 MiB.")
+    return _checked(x, y)
+PY
+check_same "a timing short of memory leaves the candidate correct, untimed" \
+	"true true null perf_failed 1" \
+	"$(jq -r '.eval | "\(.call) \(.exec) \(.speedup) \(.notes | map(select(. == "perf_failed")) | join(","))"' \
+		short.out) $(grep -c 'the timing ran out of GPU memory' short.err)"
 
 # A candidate that keeps its answers by what the inputs hold and, while
 # timed, returns a copy of the first without a launch: right, fast, and

@@ -438,9 +438,12 @@ def child(req, status_w, go_r, out_w, err_w, pidns):
             raise ValueError(f"unknown op {op!r}")
         code = 0
         pyprof.dump(d, f"op {op}")
-    except BaseException:  # noqa: B902 - report anything, then leave
+    except BaseException as exc:  # noqa: B902 - report anything, then leave
         import traceback
         traceback.print_exc()
+        from geakh import errors
+        if os.path.isabs(errors.OOM_MARK):  # in the job's directory
+            errors.mark_if_short(exc)
     finally:
         try:
             sys.stdout.flush()

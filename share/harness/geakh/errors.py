@@ -32,13 +32,18 @@ def trimmed_traceback(exc, own=()):
     return text + "".join(traceback.format_exception_only(type(exc), exc))
 
 
-def error_info(exc, own=()):
+def mark_if_short(exc):
+    """Leave the mark that tells geak-eval the job ran out of memory."""
     if isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc):
         try:
             with open(OOM_MARK, "w"):
                 pass
         except OSError:
             pass
+
+
+def error_info(exc, own=()):
+    mark_if_short(exc)
     head = f"{type(exc).__name__}: {exc}".strip()
     if getattr(exc, "__notes__", None):
         head = f"{head} ({'; '.join(map(str, exc.__notes__))})"
