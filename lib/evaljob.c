@@ -429,15 +429,15 @@ gpu_need_mib(const struct geak_slot *s)
 	return s->gpu_peak_mib ? s->gpu_peak_mib + s->gpu_peak_mib / 4 + CONTEXT_MIB : 0;
 }
 
-/* The queue learns its device's memory from the first worker's greeting. */
+/* The queue learns its device's memory from the first worker's greeting
+ * (geak_gpuqueue_set_memory keeps the first it is told). */
 static void
 queue_memory(struct geak_slot *s)
 {
-	json_t *mem;
+	json_t *mem = geak_get(geak_slot_hello(s), "device.memory");
 	long per_gpu;
 
-	if (s->queue->memory_mib || !(mem = geak_get(geak_slot_hello(s), "device.memory")) ||
-	    !json_is_integer(mem))
+	if (!json_is_integer(mem))
 		return;
 	per_gpu = (geak_eopt.jobs + (long)geak_eopt.ngpus - 1) / (long)geak_eopt.ngpus;
 	geak_gpuqueue_set_memory(s->queue, (long)(json_integer_value(mem) >> 20), per_gpu);
@@ -540,9 +540,9 @@ geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *d
  * and after ROOM_TRIES of those on a drained GPU (in the CPU mode, just
  * once more).  Waiting for memory holds new runs back only until enough
  * runs in flight end; draining, until the longest does.  One whose share
- * ran out runs beside them, allowed
- * what the host has available then (should the host run out after all,
- * its killer's SIGKILL brings the runs again). */
+ * ran out runs beside them, allowed what the host has available then
+ * (should the host run out after all, its killer's SIGKILL brings the
+ * runs again). */
 static int
 retry_mode(struct geak_slot *s, json_t *resp, const char *dir, int tries)
 {
