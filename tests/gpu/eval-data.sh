@@ -73,6 +73,14 @@ verify='"tbg/kv_cache_copy","tbg/kv_cache_filling","tbg/var_len_copy","tbg/quant
 "tbg/fused_layernorm_triton","tbg/layer_norm_ops","tbg/decay_cumsum","tbg/token_attn_reduceV",
 "tbg/cross_entropy_ops","rocm/rmsnorm_fwd","tbg/relu_triton_kernel","tbg/ksoftmax_triton"'
 jq -c "select(.id | IN($verify))" "$dir/all.jsonl" > "$dir/verify.jsonl"
+long='"tbg/chunk_retention_ops","tbg/chunk_retention","tbg/chunk_gated_attention","tbg/chunk_delta_fwd",
+"tbg/chunk_gla_fwd","tbg/chunk_gla_simple","tbg/chunk_bwd_dqkg","tbg/chunk_linear_attn",
+"tbg/chunk_gate_recurrence","tbg/chunk_cumsum_kernel","tbg/chunk_cumsum_vector","tbg/chunked_cumsum_fwd",
+"tbg/fused_recurrent_hgrn","tbg/fused_recurrent_delta","tbg/fused_recurrent_retention",
+"tbg/parallel_retention_attention","tbg/matmul_dequant_int4","rocm/rmsnorm_fwd","tbg/attention_fwd_triton1",
+"tbg/fast_rope_embedding","tbg/destindex_copy","tbg/int4_matmul"'
+{ jq -c "select(.id | IN($long))" "$dir/all.jsonl"
+  jq -c "select(.id | IN($long) | not)" "$dir/all.jsonl"; } > "$dir/long.jsonl"
 c=$top/tests/cheats
 for f in "$c"/*.py; do
 	case $f in */add_*) continue ;; esac
