@@ -12,7 +12,7 @@
 command -v jq >/dev/null || skip_all "no jq"
 command -v base64 >/dev/null || skip_all "no base64"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 34
+plan 35
 
 sb=$top/tests/sandbox
 c=$top/tests/cheats
@@ -145,6 +145,16 @@ geak-eval -j 1 --cpu --static off --no-cache --tmpdir tmp --timeout 60 --memory-
 	> big-out.jsonl 2> big-err.txt
 check_match "a task's memory_mib above --memory-limit: the hog gets all it asked for" \
 	'allocated 1536 MiB' "$(jq -r '.eval.stdout_tail // ""' big-out.jsonl)"
+# Under a raised limit that is still too small, the kill names that limit.
+if [ "$(ev memhog '.sandbox.memory')" = cgroup ]; then
+	jq -c '.task.memory_mib = 1280' big.jsonl > raised.jsonl
+	geak-eval -j 1 --cpu --static off --no-cache --tmpdir tmp --timeout 60 --memory-limit 1024 \
+		raised.jsonl > raised-out.jsonl 2>/dev/null
+	check_match "killed under a task's memory_mib: the message names that limit" \
+		'killed at its memory limit \(1280 MiB' "$(jq -r '.eval.stderr_tail // ""' raised-out.jsonl)"
+else
+	skip "no memory cgroup"
+fi
 
 # A job killed at its default share of the host's memory (3/4 of it over
 # -j, 2048 MiB at least) runs once more beside the others, allowed what

@@ -651,8 +651,10 @@ def serve_one(req, sock, rfile, wfile):
            "sandbox": _layers_json(layers if told else set())}
     if ooms >= 0 and sandbox.oom_kills() > ooms:
         out["limit"] = "memory"
+        # The request's limit, where it gives one, is what held the job.
+        limit = req["memory"] if isinstance(req.get("memory"), int) else sandbox.CONF.get("memory", 0)
         _say(req["dir"], f"the job was killed at its memory limit "
-             f"({sandbox.CONF.get('memory', 0) >> 20} MiB, geak-eval --memory-limit)")
+             f"({limit >> 20} MiB, geak-eval --memory-limit)")
     if aborted:
         return dict(out, status="aborted")
     if timed_out:
