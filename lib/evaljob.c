@@ -531,11 +531,19 @@ geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *d
  * a run beside it has ended, before it runs on a drained GPU. */
 #define ROOM_TRIES 3
 
+/* Whether a job may run again after tries runs again: on a GPU, while
+ * the tries last; in the CPU mode, once. */
+static int
+may_retry(const struct geak_slot *s, int tries)
+{
+	return tries <= ROOM_TRIES && (s->gpu || tries == 0);
+}
+
 /* Whether a job that ended with resp, after tries runs again, ran out of
- * memory (the harness's mark in dir, or the host's killer) beside other
- * jobs, running or paused (paused ones keep their memory), or at its
- * default share of the host's memory: the mode to run it once more in,
- * or -1.  What the others held may be what it lacked, so it runs again
+ * memory (gpu_short: the harness left its mark; or the host's killer)
+ * beside other jobs, running or paused (paused ones keep their memory),
+ * or at its default share of the host's memory: the mode to run it once
+ * more in, or -1.  What the others held may be what it lacked, so it runs again
  * expecting twice the device memory it did (it waits until that is free),
  * and after ROOM_TRIES of those on a drained GPU (in the CPU mode, just
  * once more).  Waiting for memory holds new runs back only until enough
@@ -544,15 +552,14 @@ geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *d
  * (should the host run out after all, its killer's SIGKILL brings the
  * runs again). */
 static int
-retry_mode(struct geak_slot *s, json_t *resp, const char *dir, int tries)
+retry_mode(struct geak_slot *s, json_t *resp, const char *dir, int gpu_short, int tries)
 {
-	int gpu_short = geak_job_ran_short(dir);
 	int share = !gpu_short && share_ran_out(s, resp);
 	int mode = tries < ROOM_TRIES ? GEAK_GPU_ROOM : GEAK_GPU_DRAINED;
 
 	if (!gpu_short && !share && !killed_from_outside(resp))
 		return -1;
-	if (tries > ROOM_TRIES || (!s->gpu && tries > 0))
+	if (!may_retry(s, tries))
 		return -1;
 	s->oom_retries++;
 	if (share) {
@@ -577,7 +584,8 @@ again_if_short(struct geak_slot *s, int which, json_t *resp, const char *op, con
 {
 	int mode;
 
-	for (int tries = 0; resp && (mode = retry_mode(s, resp, dir, tries)) >= 0; tries++) {
+	for (int tries = 0; resp && (mode = retry_mode(s, resp, dir, geak_job_ran_short(dir),
+	    tries)) >= 0; tries++) {
 		json_decref(resp);
 		resp = job_once(s, which, mode, op, dir, nonce, extra, err, errlen);
 	}
@@ -616,17 +624,40 @@ start_in(struct geak_slot *s, int mode, const char *op, const char *dir, const c
 		s->up[GEAK_W_RUN] = 0;
 	json_decref(req);
 	s->pending = json_is_true(json_object_get(msg, GEAK_MSG_READY));
-	/* A job that waits for its go keeps its memory, and its reservation;
-	 * a mark of running short from before is not its timing's. */
+	/* A job that waits for its go keeps its memory, and its reservation. */
 	s->member.keep = s->pending;
-	if (s->pending)
-		geak_job_ran_short(dir);
 	if (s->queue)
 		geak_gpuqueue_leave(s->queue, mode, &s->member);
 	snprintf(s->pending_name, sizeof s->pending_name, "%s", base_name(dir));
 	geak_trace(s, "%s: %s after %.1f s", base_name(dir),
 	    !msg ? "failed" : s->pending ? "ready" : geak_job_status(msg), geak_now() - t0);
 	return msg;
+}
+
+/* The mode to start a run job in once more, or -1: one that ended short
+ * of memory, or that waits for its go after running short in a check it
+ * survived (a performance case's, say), which it is told not to take.  A
+ * ready job that cannot run again keeps its go, the mark dropped: its
+ * checks' failures stand, and a later mark is its timing's. */
+static int
+start_again(struct geak_slot *s, json_t *msg, const char *dir, int tries, char *err,
+    size_t errlen)
+{
+	json_t *ended;
+	int mode;
+
+	if (!s->pending)
+		return retry_mode(s, msg, dir, geak_job_ran_short(dir), tries);
+	if (!geak_job_ran_short(dir))
+		return -1;
+	if (!may_retry(s, tries))
+		return -1;
+	ended = geak_job_go(s, 0, err, errlen);
+	if (!ended)
+		return -1;
+	mode = retry_mode(s, ended, dir, 1, tries);
+	json_decref(ended);
+	return mode;
 }
 
 /* A run job run once more where it ran out of memory is started again
@@ -638,7 +669,8 @@ geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char 
 	json_t *msg = start_in(s, GEAK_GPU_SHARED, op, dir, nonce, extra, err, errlen);
 	int mode;
 
-	for (int tries = 0; msg && !s->pending && (mode = retry_mode(s, msg, dir, tries)) >= 0; tries++) {
+	for (int tries = 0; msg && (mode = start_again(s, msg, dir, tries, err, errlen)) >= 0;
+	    tries++) {
 		json_decref(msg);
 		msg = start_in(s, mode, op, dir, nonce, extra, err, errlen);
 	}
