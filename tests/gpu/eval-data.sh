@@ -81,6 +81,10 @@ long='"tbg/chunk_retention_ops","tbg/chunk_retention","tbg/chunk_gated_attention
 "tbg/fast_rope_embedding","tbg/destindex_copy","tbg/int4_matmul"'
 { jq -c "select(.id | IN($long))" "$dir/all.jsonl"
   jq -c "select(.id | IN($long) | not)" "$dir/all.jsonl"; } > "$dir/long.jsonl"
+bias='"tbg/apply_penalty","tbg/attention_llama","tbg/cache_transform_triton","tbg/add_value",
+"tbg/adam_update_triton","tbg/batched_vecmat_mult","tbg/attention_fwd_triton2","tbg/bgmv_shrink_kernel"'
+{ cat "$dir/smoke-tbg.jsonl" "$dir/smoke-rocm.jsonl"
+  jq -c "select(.id | IN($bias))" "$dir/all.jsonl"; } > "$dir/bias.jsonl"
 c=$top/tests/cheats
 for f in "$c"/*.py; do
 	case $f in */add_*) continue ;; esac

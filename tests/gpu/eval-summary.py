@@ -1,7 +1,8 @@
 """Summarise geak-eval output: one row per record, then pass counts per
 suite, failures by reason, seconds per candidate (as measured when each
 was evaluated, cached or not) and where they went, the rate of this run
-(with --wall SECONDS), and the spread of speedups.  With --latest, a
+(with --wall SECONDS), the spread of speedups and of the timed cases'
+ratios by the reference's time.  With --latest, a
 record whose id comes again in a later file (a step run again, a set
 retimed) counts only as it last came.  With --status TSV (the benchmark's
 suite, kernel, gpu_rc table), the pass counts of the references that ran
@@ -151,7 +152,26 @@ def main(argv):
         near = sum(abs(x - 1) <= 0.02 for x in speed)
         print(f"speedups ({len(speed)}): min {min(speed):.3f} median {statistics.median(speed):.3f} "
               f"max {max(speed):.3f} geomean {geo:.3f}; within 2% of 1: {near}/{len(speed)}")
+    case_ratios(recs)
     return 1 if bad else 0
+
+
+def case_ratios(recs):
+    """Each timed case's reference over candidate time, by the reference's
+    time: where candidates are the references, a bias of the timing shows
+    as a geomean away from 1 (host overhead shows in the smallest)."""
+    bands = ((0.02, "<20 us"), (0.05, "20-50 us"), (0.2, "50-200 us"), (math.inf, ">=200 us"))
+    got = {label: [] for _, label in bands}
+    for r in recs:
+        for c in (r.get("eval") or {}).get("shapes") or []:
+            ms, ref = c.get("ms"), c.get("ms_ref")
+            if ms and ref:
+                got[next(label for top, label in bands if ref < top)].append(ref / ms)
+    for label, xs in got.items():
+        if xs:
+            geo = math.exp(sum(math.log(x) for x in xs) / len(xs))
+            near = sum(abs(x - 1) <= 0.02 for x in xs)
+            print(f"cases {label:>9}: {len(xs):4} ratio geomean {geo:.3f}, within 2% {near}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,13 @@ the call gets a fresh copy of its inputs, made outside the timed window
 (queued: the copies and the flush are device work between the events);
 the start event is recorded behind the flush.  The timed calls are queued
 back to back (queued), the host not waiting for the device between them,
-so a call's time is the device's, as do_bench's is; the last two inputs
+so a call's time is the device's, as do_bench's is.  A device that runs
+a call faster than the host can queue it would otherwise wait for the
+host within the timed window, and a side's own host overhead (a wrapper,
+a check, Python) would count as its time: so between the flush and the
+start event the device spins (hold) for longer than the host took to
+queue the call when it was synchronised alone (timed), and the whole
+call is queued by the time its window opens.  The last two inputs
 and outputs are kept alive so that an address cannot be reused between
 calls.  One call of each side, at a place drawn by the run's nonce, is
 made with the whole device synchronised before and after it (timed): its
@@ -30,7 +36,16 @@ _BOUND = {}
 
 def rebind():
     _BOUND.update(sync=torch.cuda.synchronize, Event=torch.cuda.Event,
-                  elapsed=torch.cuda.Event.elapsed_time, now=time.perf_counter)
+                  elapsed=torch.cuda.Event.elapsed_time, now=time.perf_counter,
+                  spin=getattr(torch.cuda, "_sleep", None))
+
+
+# The hold before a queued call: this many times what the host took to
+# queue it alone, and this much more, at most HOLD_MAX_MS (a call that
+# waits for the device within itself gains nothing from a longer one).
+HOLD_SLACK = 2.0
+HOLD_EXTRA_MS = 0.02
+HOLD_MAX_MS = 2.0
 
 
 rebind()
@@ -51,6 +66,8 @@ class Bench:
         self.flush_buf = torch.empty(size // 4, dtype=torch.int32, device="cuda")
         self.flush_ms = 0.0
         self.flush_ms = self._flush_time()
+        self.queue_ms = 0.0      # the longest a timed call took to queue
+        self.cycles_per_ms = self._spin_rate()
 
     def _flush_time(self):
         times = []
@@ -62,35 +79,70 @@ class Bench:
             times.append((self.now() - t0) * 1e3)
         return statistics.median(times)
 
+    def _spin_rate(self):
+        """The device's spin cycles per ms, or 0 where it has no spin (the
+        CPU mode, whose timings count for nothing)."""
+        spin = _BOUND["spin"]
+        if spin is None or os.environ.get("TRITON_INTERPRET") == "1":
+            return 0.0
+        rates = []
+        for _ in range(3):
+            self.sync()
+            e0, e1 = self.Event(enable_timing=True), self.Event(enable_timing=True)
+            e0.record()
+            spin(1 << 20)
+            e1.record()
+            self.sync()
+            ms = self.elapsed(e0, e1)
+            if ms > 0:
+                rates.append((1 << 20) / ms)
+        return statistics.median(rates) if rates else 0.0
+
+    def hold_ms(self):
+        """The spin before each queued call: see the module's docstring."""
+        if not self.cycles_per_ms:
+            return 0.0
+        return min(HOLD_MAX_MS, HOLD_SLACK * self.queue_ms + HOLD_EXTRA_MS)
+
+    def _hold(self, ms):
+        if ms > 0:
+            _BOUND["spin"](int(ms * self.cycles_per_ms))
+
     def timed(self, call):
-        """(event ms, wall ms less the flush, result) of call()."""
+        """(event ms, wall ms less the flush, result) of call(); the time
+        the host took to queue it raises queue_ms."""
         self.sync()
         e0, e1 = self.Event(enable_timing=True), self.Event(enable_timing=True)
         t0 = self.now()
         self.flush_buf.zero_()
         e0.record()
+        tq = self.now()
         out = call()
+        self.queue_ms = max(self.queue_ms, (self.now() - tq) * 1e3)
         e1.record()
         self.sync()
         wall = (self.now() - t0) * 1e3 - self.flush_ms
         return self.elapsed(e0, e1), wall, out
 
 
-    def queued(self, calls, keep=()):
+    def queued(self, calls, keep=(), hold_ms=None):
         """Each call of calls (make, fn) made on fresh inputs from make(),
-        L2 flushed before it, queued back to back: the host does not wait
-        for the device between calls, so a call's time is its device time
-        from its first kernel's start, as do_bench's is.  Returns each
+        L2 flushed before it, the device held (hold_ms, default hold_ms()),
+        queued back to back: the host does not wait for the device between
+        calls, so a call's time is its device time from its first kernel's
+        start.  Returns each
         call's event ms, and {index: (inputs, output)} of the calls whose
         index is in keep, once the device is done with them; the last two
         inputs and outputs stay alive until the next call is queued, so
         that no address is reused."""
         events, kept, held = [], {}, []
+        hold = self.hold_ms() if hold_ms is None else hold_ms
         self.sync()
         for i, (make, fn) in enumerate(calls):
             x = make()
             e0, e1 = self.Event(enable_timing=True), self.Event(enable_timing=True)
             self.flush_buf.zero_()
+            self._hold(hold)
             e0.record()
             out = fn(x)
             e1.record()
@@ -129,4 +181,6 @@ class Bench:
             names.append("torch.cuda.Event.elapsed_time")
         if time.perf_counter is not self.now:
             names.append("time.perf_counter")
+        if getattr(torch.cuda, "_sleep", None) is not _BOUND["spin"]:
+            names.append("torch.cuda._sleep")
         return names

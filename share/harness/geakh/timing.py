@@ -157,6 +157,7 @@ def run(job, plan, prepared=0.0):
         sides = Sides(timer, make, seed)
         if alone_ref:  # a reference's case that could not wait for the code's
             for _ in range(warmup):
+                timer.queue_ms = 0.0  # the hold is the last warm call's
                 (ev, _), _, _ = sides.call(call)
             t_series = time.monotonic()
             times = sides.series([getattr(call, "unwrapped", call)], reps_for(reps, [ev]))[0][0]
@@ -182,8 +183,11 @@ def run(job, plan, prepared=0.0):
         # The warm-up calls loaded the reference's kernels (from its cache,
         # see source.on_reference_cache): the calls timed take it bare.
         fns = [call, getattr(ref, "unwrapped", ref)] if ref is not None else [call]
-        # One synchronised call a side, then the queued series.
+        # One synchronised call a side, then the queued series, held by
+        # what those calls took the host to queue.
+        timer.queue_ms = 0.0
         checked = [sides.call(fn)[0] for fn in fns]
+        case["hold_ms"] = round(timer.hold_ms(), 4)
         case["reps"] = n = reps_for(reps, [ev for ev, _ in checked])
         t_series = time.monotonic()
         COUNTER.timed = 0
