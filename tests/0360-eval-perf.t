@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 59
+plan 60
 c=$top/tests/cheats
 # drive NAME REF CAND [PERF]: the whole path, its JSON on stdout.
 drive() {
@@ -191,6 +191,12 @@ print(timing._hides_work(lambda i: next(noisy), [(1.0, 3.0), (1.0, 1.1)]),
       timing._hides_work(lambda i: (1.0, 3.0) if i == 0 else (1.0, 1.1), [(1.0, 3.0), (1.0, 1.1)]),
       timing._hides_work(lambda i: (1.0, 3.0), [(1.0, 3.0), (1.0, 3.0)]),
       timing._hides_work(lambda i: 1 / 0, [(1.0, 1.2)]))')"
+check_same "the device is held by the reference's host time, never the code's; none without a spin" \
+	"0.08 0.08 2.0 0.0 0.0 0.0" \
+	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import bench, timing as t
+h = lambda q, c=1e6: round(bench.hold_for(q, c), 4)
+print(h(t._trusted_queue([5.0, 0.03], True, None)), h(t._trusted_queue([5.0], False, {"queue_ms": 0.03})),
+      h(5.0), h(t._trusted_queue([5.0], False, None)), h(t._trusted_queue([5.0], False, {})), h(0.03, 0))')"
 check_same "a test part's imports go with the kernel module, its own module's left out" \
 	"import torch|from os import path|" \
 	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import source

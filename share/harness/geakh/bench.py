@@ -6,12 +6,15 @@ the call gets a fresh copy of its inputs, made outside the timed window
 the start event is recorded behind the flush.  The timed calls are queued
 back to back (queued), the host not waiting for the device between them,
 so a call's time is the device's, as do_bench's is.  A device that runs
-a call faster than the host can queue it would otherwise wait for the
-host within the timed window, and a side's own host overhead (a wrapper,
-a check, Python) would count as its time: so between the flush and the
-start event the device spins (hold) for longer than the host took to
-queue the call when it was synchronised alone (timed), and the whole
-call is queued by the time its window opens.  The last two inputs
+a call faster than the host can queue it waits for the host within the
+timed window, and the harness's own overhead on a side (its wrappers, its
+launch counter) would count as that side's time: so between the flush
+and the start event the device spins (hold) for longer than the host
+took to queue the trusted side's call (the reference's) when it was
+synchronised alone (timed), and such a call is queued whole by the time
+its window opens.  A side that keeps the host busier than that still
+waits within its window: host work beyond the reference's counts, as
+do_bench counts it.  The last two inputs
 and outputs are kept alive so that an address cannot be reused between
 calls.  One call of each side, at a place drawn by the run's nonce, is
 made with the whole device synchronised before and after it (timed): its
@@ -41,11 +44,21 @@ def rebind():
 
 
 # The hold before a queued call: this many times what the host took to
-# queue it alone, and this much more, at most HOLD_MAX_MS (a call that
-# waits for the device within itself gains nothing from a longer one).
+# queue the reference's call alone, and this much more, at most
+# HOLD_MAX_MS (a call that waits for the device within itself gains
+# nothing from a longer one).
 HOLD_SLACK = 2.0
 HOLD_EXTRA_MS = 0.02
 HOLD_MAX_MS = 2.0
+
+
+def hold_for(queue_ms, cycles_per_ms):
+    """The hold, in ms, for a call the trusted side queued in queue_ms
+    (None: no trusted side, no hold), on a device that spins
+    cycles_per_ms (0: none)."""
+    if queue_ms is None or not cycles_per_ms:
+        return 0.0
+    return min(HOLD_MAX_MS, HOLD_SLACK * queue_ms + HOLD_EXTRA_MS)
 
 
 rebind()
@@ -66,7 +79,7 @@ class Bench:
         self.flush_buf = torch.empty(size // 4, dtype=torch.int32, device="cuda")
         self.flush_ms = 0.0
         self.flush_ms = self._flush_time()
-        self.queue_ms = 0.0      # the longest a timed call took to queue
+        self.queue_ms = 0.0      # what the last timed call took to queue
         self.cycles_per_ms = self._spin_rate()
 
     def _flush_time(self):
@@ -98,11 +111,9 @@ class Bench:
                 rates.append((1 << 20) / ms)
         return statistics.median(rates) if rates else 0.0
 
-    def hold_ms(self):
+    def hold_ms(self, queue_ms):
         """The spin before each queued call: see the module's docstring."""
-        if not self.cycles_per_ms:
-            return 0.0
-        return min(HOLD_MAX_MS, HOLD_SLACK * self.queue_ms + HOLD_EXTRA_MS)
+        return hold_for(queue_ms, self.cycles_per_ms)
 
     def _hold(self, ms):
         if ms > 0:
@@ -110,7 +121,7 @@ class Bench:
 
     def timed(self, call):
         """(event ms, wall ms less the flush, result) of call(); the time
-        the host took to queue it raises queue_ms."""
+        the host took to queue it goes to queue_ms."""
         self.sync()
         e0, e1 = self.Event(enable_timing=True), self.Event(enable_timing=True)
         t0 = self.now()
@@ -118,31 +129,29 @@ class Bench:
         e0.record()
         tq = self.now()
         out = call()
-        self.queue_ms = max(self.queue_ms, (self.now() - tq) * 1e3)
+        self.queue_ms = (self.now() - tq) * 1e3
         e1.record()
         self.sync()
         wall = (self.now() - t0) * 1e3 - self.flush_ms
         return self.elapsed(e0, e1), wall, out
 
 
-    def queued(self, calls, keep=(), hold_ms=None):
+    def queued(self, calls, keep=(), hold_ms=0.0):
         """Each call of calls (make, fn) made on fresh inputs from make(),
-        L2 flushed before it, the device held (hold_ms, default hold_ms()),
-        queued back to back: the host does not wait for the device between
-        calls, so a call's time is its device time from its first kernel's
-        start.  Returns each
-        call's event ms, and {index: (inputs, output)} of the calls whose
-        index is in keep, once the device is done with them; the last two
-        inputs and outputs stay alive until the next call is queued, so
-        that no address is reused."""
+        L2 flushed before it, the device held hold_ms, queued back to
+        back: the host does not wait for the device between calls, so a
+        call's time is its device time from its first kernel's start.
+        Returns each call's event ms, and {index: (inputs, output)} of the
+        calls whose index is in keep, once the device is done with them;
+        the last two inputs and outputs stay alive until the next call is
+        queued, so that no address is reused."""
         events, kept, held = [], {}, []
-        hold = self.hold_ms() if hold_ms is None else hold_ms
         self.sync()
         for i, (make, fn) in enumerate(calls):
             x = make()
             e0, e1 = self.Event(enable_timing=True), self.Event(enable_timing=True)
             self.flush_buf.zero_()
-            self._hold(hold)
+            self._hold(hold_ms)
             e0.record()
             out = fn(x)
             e1.record()

@@ -80,10 +80,11 @@ class Sides:
         ev, wall, out = self.timer.timed(lambda: fn(x))
         return (ev, wall), x, out
 
-    def series(self, fns, reps, keep_at=None):
+    def series(self, fns, reps, keep_at=None, hold_ms=0.0):
         """reps calls of each of fns, alternately (A B, then B A, ...),
-        queued: per fn its event times; and the (inputs, output) of the
-        first fn's call number keep_at."""
+        queued, the device held hold_ms before each: per fn its event
+        times; and the (inputs, output) of the first fn's call number
+        keep_at."""
         order = []
         for r in range(reps):
             order += fns if r % 2 == 0 else fns[::-1]
@@ -91,9 +92,19 @@ class Sides:
         keep = {first[keep_at]} if keep_at is not None else set()
         unseeded = lambda: self.fresh(False)  # noqa: E731
         times, kept = self.timer.queued([(self.fresh if i in keep else unseeded, fn)
-                                         for i, fn in enumerate(order)], keep)
+                                         for i, fn in enumerate(order)], keep, hold_ms)
         per = [[t for fn2, t in zip(order, times) if fn2 is fn] for fn in fns]
         return per, next(iter(kept.values()), None)
+
+
+def _trusted_queue(queued, with_ref, alone):
+    """What the reference's synchronised call took the host to queue (ms):
+    this series' second side's, or its timing alone's; None without one.
+    Never the code's: a hold long enough for the code's host work would
+    hide that work."""
+    if with_ref:
+        return queued[1]
+    return alone.get("queue_ms") if alone else None
 
 
 def _stats(times):
@@ -157,13 +168,14 @@ def run(job, plan, prepared=0.0):
         sides = Sides(timer, make, seed)
         if alone_ref:  # a reference's case that could not wait for the code's
             for _ in range(warmup):
-                timer.queue_ms = 0.0  # the hold is the last warm call's
                 (ev, _), _, _ = sides.call(call)
+            queue = timer.queue_ms  # the last warm-up's
             t_series = time.monotonic()
-            times = sides.series([getattr(call, "unwrapped", call)], reps_for(reps, [ev]))[0][0]
+            times = sides.series([getattr(call, "unwrapped", call)], reps_for(reps, [ev]),
+                                 hold_ms=timer.hold_ms(queue))[0][0]
             spent["timed"] += time.monotonic() - t_series
             alone[k] = dict(zip(("ms", "min_ms", "max_ms"), _stats(times)),
-                            choices=autotune.choices(theirs))
+                            choices=autotune.choices(theirs), queue_ms=queue)
             return alone[k]["ms"], alone[k]["min_ms"], alone[k]["max_ms"]
         case = {"key": k}
         cases.append(case)
@@ -184,15 +196,18 @@ def run(job, plan, prepared=0.0):
         # see source.on_reference_cache): the calls timed take it bare.
         fns = [call, getattr(ref, "unwrapped", ref)] if ref is not None else [call]
         # One synchronised call a side, then the queued series, held by
-        # what those calls took the host to queue.
-        timer.queue_ms = 0.0
-        checked = [sides.call(fn)[0] for fn in fns]
-        case["hold_ms"] = round(timer.hold_ms(), 4)
+        # what the reference's call took the host to queue (bench).
+        checked, queued = [], []
+        for fn in fns:
+            checked.append(sides.call(fn)[0])
+            queued.append(timer.queue_ms)
+        hold = timer.hold_ms(_trusted_queue(queued, ref is not None, alone.get(k)))
+        case["hold_ms"] = round(hold, 4)
         case["reps"] = n = reps_for(reps, [ev for ev, _ in checked])
         t_series = time.monotonic()
         COUNTER.timed = 0
         try:
-            per, (x, out) = sides.series(fns, n, rng.randrange(n))
+            per, (x, out) = sides.series(fns, n, rng.randrange(n), hold)
         finally:
             case["timed_launches"], COUNTER.timed = COUNTER.timed, None
         spent["timed"] += time.monotonic() - t_series
