@@ -276,7 +276,7 @@ timing(struct geak_slot *s, struct geak_profile *p, const char *dir, const char 
 	take_tails(ev, dir);
 	/* The runs it paused keep their memory: a timing short of it says
 	 * nothing of the candidate, whose correctness stands, untimed. */
-	if (geak_job_ran_short(dir)) {
+	if (geak_job_ran_short(dir, NULL)) {
 		geak_trace(s, "the timing ran out of GPU memory; the candidate stays untimed");
 		geak_eval_note(ev, GEAK_NOTE_PERF_FAILED);
 		json_decref(resp);

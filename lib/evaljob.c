@@ -387,13 +387,30 @@ geak_job_status(json_t *resp)
 }
 
 int
-geak_job_ran_short(const char *dir)
+geak_job_ran_short(const char *dir, long *need_mib)
 {
 	char *mark = geak_xasprintf("%s/%s", dir, GEAK_FILE_OOM);
+	json_t *said = need_mib ? json_load_file(mark, 0, NULL) : NULL;
+	json_t *need = json_object_get(said, "need_mib");
 	int found = unlink(mark) == 0;
 
+	if (need_mib)
+		*need_mib = found && json_is_integer(need) && json_integer_value(need) > 0 ?
+		    (long)json_integer_value(need) : 0;
+	json_decref(said);
 	free(mark);
 	return found;
+}
+
+/* The harness's mark of running short of GPU memory in dir, taken away:
+ * -1 where there is none, else the MiB the job showed it needs (0: not
+ * known). */
+static long
+short_mark(const char *dir)
+{
+	long need_mib;
+
+	return geak_job_ran_short(dir, &need_mib) ? need_mib : -1;
 }
 
 /* Killed by a SIGKILL that neither the worker (its timeouts say
@@ -420,13 +437,20 @@ share_ran_out(const struct geak_slot *s, json_t *resp)
  * compiler, memory outside torch's allocator. */
 #define CONTEXT_MIB 1024
 
+/* A peak in MiB with a quarter more, for a run that uses more, and the
+ * room it leaves out. */
+static long
+with_room(long peak_mib)
+{
+	return peak_mib + peak_mib / 4 + CONTEXT_MIB;
+}
+
 /* The device memory a job of the slot's candidate is expected to use, in
- * MiB: its task's reference's peak with a quarter more for a candidate
- * that uses more, or 0 (the queue guesses). */
+ * MiB: its task's reference's peak with room, or 0 (the queue guesses). */
 static long
 gpu_need_mib(const struct geak_slot *s)
 {
-	return s->gpu_peak_mib ? s->gpu_peak_mib + s->gpu_peak_mib / 4 + CONTEXT_MIB : 0;
+	return s->gpu_peak_mib ? with_room(s->gpu_peak_mib) : 0;
 }
 
 /* The queue learns its device's memory from the first worker's greeting
@@ -453,6 +477,7 @@ queue_enter(struct geak_slot *s, int mode, struct geak_gpumember *me)
 		queue_memory(s);
 		me->need_mib = gpu_need_mib(s);
 		me->doublings = s->gpu_doublings;
+		me->floor_mib = s->gpu_floor_mib;
 	}
 	paused = geak_gpuqueue_enter(s->queue, mode, me);
 
@@ -540,20 +565,22 @@ may_retry(const struct geak_slot *s, int tries)
 }
 
 /* Whether a job that ended with resp, after tries runs again, ran out of
- * memory (gpu_short: the harness left its mark; or the host's killer)
+ * memory (shown_mib, from short_mark, at least 0; or the host's killer)
  * beside other jobs, running or paused (paused ones keep their memory),
  * or at its default share of the host's memory: the mode to run it once
- * more in, or -1.  What the others held may be what it lacked, so it runs again
- * expecting twice the device memory it did (it waits until that is free),
- * and after ROOM_TRIES of those on a drained GPU (in the CPU mode, just
- * once more).  Waiting for memory holds new runs back only until enough
+ * more in, or -1.  What the others held may be what it lacked, so it runs
+ * again expecting twice the device memory it did, or what it showed it
+ * needs with room where that is more (it waits until that is free), and
+ * after ROOM_TRIES of those on a drained GPU (in the CPU mode, just once
+ * more).  Waiting for memory holds new runs back only until enough
  * runs in flight end; draining, until the longest does.  One whose share
  * ran out runs beside them, allowed what the host has available then
  * (should the host run out after all, its killer's SIGKILL brings the
  * runs again). */
 static int
-retry_mode(struct geak_slot *s, json_t *resp, const char *dir, int gpu_short, int tries)
+retry_mode(struct geak_slot *s, json_t *resp, const char *dir, long shown_mib, int tries)
 {
+	int gpu_short = shown_mib >= 0;
 	int share = !gpu_short && share_ran_out(s, resp);
 	int mode = tries < ROOM_TRIES ? GEAK_GPU_ROOM : GEAK_GPU_DRAINED;
 
@@ -570,10 +597,15 @@ retry_mode(struct geak_slot *s, json_t *resp, const char *dir, int gpu_short, in
 		return GEAK_GPU_SHARED;
 	}
 	s->gpu_doublings++;
+	if (shown_mib > 0 && with_room(shown_mib) > s->gpu_floor_mib)
+		s->gpu_floor_mib = with_room(shown_mib);
 	geak_trace(s, "%s: %s beside other jobs; %s", base_name(dir),
 	    gpu_short ? (s->gpu ? "out of GPU memory" : "out of memory") :
 	    "killed by SIGKILL (host memory?)", !s->gpu ? "once more" :
 	    mode == GEAK_GPU_ROOM ? "again, expecting twice the memory" : "again on a drained GPU");
+	if (s->gpu && shown_mib > 0)
+		geak_trace(s, "%s: it showed it needs %ld MiB: %ld MiB at least", base_name(dir),
+		    shown_mib, s->gpu_floor_mib);
 	return s->gpu ? mode : GEAK_GPU_SHARED;
 }
 
@@ -584,13 +616,14 @@ again_if_short(struct geak_slot *s, int which, json_t *resp, const char *op, con
 {
 	int mode;
 
-	for (int tries = 0; resp && (mode = retry_mode(s, resp, dir, geak_job_ran_short(dir),
-	    tries)) >= 0; tries++) {
+	for (int tries = 0; resp && (mode = retry_mode(s, resp, dir, short_mark(dir), tries)) >= 0;
+	    tries++) {
 		json_decref(resp);
 		resp = job_once(s, which, mode, op, dir, nonce, extra, err, errlen);
 	}
 	s->memory_boost = 0;
 	s->gpu_doublings = 0;
+	s->gpu_floor_mib = 0;
 	return resp;
 }
 
@@ -644,18 +677,19 @@ start_again(struct geak_slot *s, json_t *msg, const char *dir, int tries, char *
     size_t errlen)
 {
 	json_t *ended;
+	long shown_mib;
 	int mode;
 
 	if (!s->pending)
-		return retry_mode(s, msg, dir, geak_job_ran_short(dir), tries);
-	if (!geak_job_ran_short(dir))
+		return retry_mode(s, msg, dir, short_mark(dir), tries);
+	if ((shown_mib = short_mark(dir)) < 0)
 		return -1;
 	if (!may_retry(s, tries))
 		return -1;
 	ended = geak_job_go(s, 0, err, errlen);
 	if (!ended)
 		return -1;
-	mode = retry_mode(s, ended, dir, 1, tries);
+	mode = retry_mode(s, ended, dir, shown_mib, tries);
 	json_decref(ended);
 	return mode;
 }
@@ -676,6 +710,7 @@ geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char 
 	}
 	s->memory_boost = 0;
 	s->gpu_doublings = 0;
+	s->gpu_floor_mib = 0;
 	return msg;
 }
 

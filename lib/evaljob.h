@@ -59,6 +59,7 @@ struct geak_slot {
 	int oom_retries;          /* jobs run again for want of memory, this candidate */
 	long gpu_peak_mib;        /* its task's reference's device memory at most (calibrated), or 0 */
 	int gpu_doublings;        /* its job ran out of device memory beside others this often */
+	long gpu_floor_mib;       /* and showed it needs at least this much, or 0 */
 	const char *where, *id;   /* the candidate's input line and id, for -v */
 	double task_timeout_s;    /* the candidate's task's own --timeout (task.timeout), or 0 */
 	long task_memory_mib;     /* its own --memory-limit (task.memory_mib), or 0 */
@@ -107,8 +108,9 @@ void geak_job_dump(json_t *v, const char *dir, const char *name);
 int geak_job_nonce_ok(json_t *result, const char *nonce);
 const char *geak_job_status(json_t *resp);
 /* The job left the harness's mark of running out of GPU memory (taken
- * away). */
-int geak_job_ran_short(const char *dir);
+ * away); need_mib, where not NULL, gets the device memory it showed it
+ * needs (0: not known). */
+int geak_job_ran_short(const char *dir, long *need_mib);
 /* The last bytes of a job's file as a JSON string, or null. */
 json_t *geak_job_tail(const char *dir, const char *name, size_t bytes);
 /* What a job's stderr says: its last line, then its last lines whole. */

@@ -149,6 +149,8 @@ need_of(const struct geak_gpuqueue *q, const struct geak_gpumember *m)
 
 	for (int i = 0; m && i < m->doublings && need < q->memory_mib; i++)
 		need *= 2;
+	if (m && m->floor_mib > need)
+		need = m->floor_mib;
 	return need < q->memory_mib ? need : q->memory_mib;
 }
 

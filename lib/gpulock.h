@@ -48,7 +48,8 @@ void geak_gpulock_share(struct geak_gpulock *l);
  * stays in use while it waits.
  *
  * A job that ran out of memory beside other jobs, running or paused
- * (paused ones keep their memory), runs again with more of it free.
+ * (paused ones keep their memory), runs again with more of it free: twice
+ * what it expected, or what it showed it needs where that is more.
  * GEAK_GPU_ROOM, with a larger need, is a correctness run that is not
  * held back by the holds of the others; where the device's memory is not
  * known, it waits until fewer correctness runs are in flight than when
@@ -67,6 +68,7 @@ struct geak_gpumember {
 	struct geak_gpumember *next;
 	long need_mib;                  /* device memory it expects to use; 0: the queue's guess */
 	int doublings;                  /* that, doubled this often (it ran short) */
+	long floor_mib;                 /* and at least this (what a run short of it showed) */
 	int keep;                       /* leaving keeps the reservation (it waits for its go) */
 	long held_mib;                  /* reserved for it; set by the queue */
 };

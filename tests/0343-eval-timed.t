@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 9
+plan 10
 
 GEAK_LOCK_DIR=$scratch/locks
 export GEAK_LOCK_DIR
@@ -128,6 +128,9 @@ PY
 check_same "run again after running out of memory, it is timed" "true true oom_retry 1" \
 	"$(jq -r '.eval | "\(.exec) \(.speedup != null) \(.notes | map(select(. == "oom_retry")) | join(","))"' \
 		oom.out) $(grep -c 'cand-.*: out of GPU memory beside other jobs; again, expecting twice the memory' oom.err)"
+# What it asked for (no memory held on the stand-in device), with room.
+check_match "... expecting at least what it showed it needs" \
+	'cand-.*: it showed it needs 8192 MiB: 11264 MiB at least' "$(cat oom.err)"
 
 # A run that survives running out of memory in a check (a performance
 # case's) is not told to go: it runs once more, as above, and the case

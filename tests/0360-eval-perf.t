@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 60
+plan 61
 c=$top/tests/cheats
 # drive NAME REF CAND [PERF]: the whole path, its JSON on stdout.
 drive() {
@@ -197,6 +197,18 @@ check_same "the device is held by the reference's host time, never the code's; n
 h = lambda q, c=1e6: round(bench.hold_for(q, c), 4)
 print(h(t._trusted_queue([5.0, 0.03], True, None)), h(t._trusted_queue([5.0], False, {"queue_ms": 0.03})),
       h(5.0), h(t._trusted_queue([5.0], False, None)), h(t._trusted_queue([5.0], False, {})), h(0.03, 0))')"
+check_same "a run short of GPU memory leaves what it showed it needs, the most of its processes'" \
+	'{"need_mib": 8192} {"need_mib": 8192} none' \
+	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'import os, tempfile
+from geakh import errors
+errors.OOM_MARK = os.path.join(tempfile.mkdtemp(), "oom")
+said = []
+for m in ("CUDA out of memory. Tried to allocate 8.00 GiB. GPU 0", "out of memory. Tried to allocate 2.00 GiB."):
+    errors.mark_if_short(RuntimeError(m))
+    said.append(open(errors.OOM_MARK).read())
+os.remove(errors.OOM_MARK)
+errors.mark_if_short(ValueError("shapes differ"))
+print(*said, "none" if not os.path.exists(errors.OOM_MARK) else "marked")')"
 check_same "a test part's imports go with the kernel module, its own module's left out" \
 	"import torch|from os import path|" \
 	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import source

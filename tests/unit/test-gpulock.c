@@ -259,7 +259,16 @@ test_memory(void **state)
 	geak_gpuqueue_unreserve(&queue, &m);
 	assert_int_equal(queue.reserved_mib, 0);
 	assert_int_equal(m.keep, 0);
+	m.floor_mib = 7500; /* what a run short of memory showed, over the doubled 6000 */
+	geak_gpuqueue_enter(&queue, GEAK_GPU_ROOM, &m);
+	assert_int_equal(m.held_mib, 7500);
+	geak_gpuqueue_leave(&queue, GEAK_GPU_ROOM, &m);
+	m.floor_mib = 4000; /* below it: the doubled need stands */
+	geak_gpuqueue_enter(&queue, GEAK_GPU_ROOM, &m);
+	assert_int_equal(m.held_mib, 6000);
+	geak_gpuqueue_leave(&queue, GEAK_GPU_ROOM, &m);
 	m.doublings = 5;
+	m.floor_mib = 20000;
 	geak_gpuqueue_enter(&queue, GEAK_GPU_ROOM, &m);
 	assert_int_equal(m.held_mib, 9000);
 	geak_gpuqueue_leave(&queue, GEAK_GPU_ROOM, &m);

@@ -1,13 +1,18 @@
 """Errors of code under test, as the judge and the model see them."""
+import json
 import os
+import re
 import traceback
 
 import torch
 
-# Left in the job's directory when the code ran out of GPU memory:
-# geak-eval runs the job again on a drained GPU.  The worker sets it to
-# the job's directory, so that the processes a job forks leave it there.
+# Left in the job's directory when the code ran out of GPU memory, with
+# the device memory the run showed it needs ({"need_mib": N}): geak-eval
+# runs the job again with that much free.  The worker sets it to the
+# job's directory, so that the processes a job forks leave it there.
 OOM_MARK = "oom"
+_ASKED = re.compile(r"Tried to allocate ([0-9.]+) (GiB|MiB|KiB|B)\b")
+_UNIT = {"GiB": 1 << 30, "MiB": 1 << 20, "KiB": 1 << 10, "B": 1}
 
 
 def classify(exc):
@@ -32,14 +37,37 @@ def trimmed_traceback(exc, own=()):
     return text + "".join(traceback.format_exception_only(type(exc), exc))
 
 
-def mark_if_short(exc):
-    """Leave the mark that tells geak-eval the job ran out of memory."""
-    if isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc):
+def shown_need_mib(message):
+    """The device memory (MiB) a process that ran out with message showed
+    it needs: the most its allocator held, and what it then asked for."""
+    held = 0
+    if torch.cuda.is_initialized():
         try:
-            with open(OOM_MARK, "w"):
-                pass
-        except OSError:
+            held = torch.cuda.max_memory_reserved()
+        except RuntimeError:
             pass
+    asked = _ASKED.search(message)
+    if asked:
+        held += int(float(asked.group(1)) * _UNIT[asked.group(2)])
+    return held >> 20
+
+
+def mark_if_short(exc):
+    """Leave the mark that tells geak-eval the job ran out of memory, with
+    the most any of its processes showed it needs."""
+    if not (isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc)):
+        return
+    need = shown_need_mib(str(exc))
+    try:
+        with open(OOM_MARK) as fp:
+            need = max(need, int(json.load(fp)["need_mib"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        with open(OOM_MARK, "w") as fp:
+            json.dump({"need_mib": need}, fp)
+    except OSError:
+        pass
 
 
 def error_info(exc, own=()):
