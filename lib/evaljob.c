@@ -676,15 +676,13 @@ static int
 start_again(struct geak_slot *s, json_t *msg, const char *dir, int tries, char *err,
     size_t errlen)
 {
+	long shown_mib = short_mark(dir);
 	json_t *ended;
-	long shown_mib;
 	int mode;
 
 	if (!s->pending)
-		return retry_mode(s, msg, dir, short_mark(dir), tries);
-	if ((shown_mib = short_mark(dir)) < 0)
-		return -1;
-	if (!may_retry(s, tries))
+		return retry_mode(s, msg, dir, shown_mib, tries);
+	if (shown_mib < 0 || !may_retry(s, tries))
 		return -1;
 	ended = geak_job_go(s, 0, err, errlen);
 	if (!ended)

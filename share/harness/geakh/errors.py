@@ -6,6 +6,8 @@ import traceback
 
 import torch
 
+from . import guard
+
 # Left in the job's directory when the code ran out of GPU memory, with
 # the device memory the run showed it needs ({"need_mib": N}): geak-eval
 # runs the job again with that much free.  The worker sets it to the
@@ -40,16 +42,11 @@ def trimmed_traceback(exc, own=()):
 def shown_need_mib(message):
     """The device memory (MiB) a process that ran out with message showed
     it needs: the most its allocator held, and what it then asked for."""
-    held = 0
-    if torch.cuda.is_initialized():
-        try:
-            held = torch.cuda.max_memory_reserved()
-        except RuntimeError:
-            pass
+    held = guard.device_peak_mib("cuda" if torch.cuda.is_initialized() else "cpu")
     asked = _ASKED.search(message)
     if asked:
-        held += int(float(asked.group(1)) * _UNIT[asked.group(2)])
-    return held >> 20
+        held += int(float(asked.group(1)) * _UNIT[asked.group(2)]) >> 20
+    return held
 
 
 def mark_if_short(exc):
