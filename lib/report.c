@@ -289,8 +289,6 @@ cards(struct geak_buf *b, json_t *s)
 		geak_buf_puts(&l, "LLM cost (US$)");
 		if (integer(u, "unpriced_calls") && !isnan(num(u, "cost")))
 			geak_buf_printf(&l, ", %ld calls unpriced", integer(u, "unpriced_calls"));
-		else if (isnan(num(u, "cost")))
-			geak_buf_puts(&l, ": no price for the model");
 		card(b, l.data, v.data);
 	}
 	geak_buf_puts(b, "</div>\n");
@@ -736,22 +734,23 @@ cmp_cards(struct geak_buf *b, json_t *cmp)
 	json_t *d = json_object_get(cmp, "delta"), *w = json_object_get(cmp, "wins");
 	char label[96];
 
-	geak_buf_puts(b, "<div class=\"cards wide\">\n");
-	snprintf(label, sizeof label, "exec accuracy, A \u2192 B (%+.1f points)",
+	geak_buf_puts(b, "<p class=\"muted\">Each card: run A \u2192 run B.</p>\n"
+	    "<div class=\"cards wide\">\n");
+	snprintf(label, sizeof label, "exec accuracy (%+.1f points)",
 	    100 * num(d, "exec_accuracy"));
-	cmp_card(b, isnan(num(d, "exec_accuracy")) ? "exec accuracy, A \u2192 B" : label,
+	cmp_card(b, isnan(num(d, "exec_accuracy")) ? "exec accuracy" : label,
 	    ra, rb, "exec_accuracy", '%');
-	snprintf(label, sizeof label, "call accuracy, A \u2192 B (%+.1f points)",
+	snprintf(label, sizeof label, "call accuracy (%+.1f points)",
 	    100 * num(d, "call_accuracy"));
-	cmp_card(b, isnan(num(d, "call_accuracy")) ? "call accuracy, A \u2192 B" : label,
+	cmp_card(b, isnan(num(d, "call_accuracy")) ? "call accuracy" : label,
 	    ra, rb, "call_accuracy", '%');
 	if (!isnan(num(ra, "speedup_geomean")) || !isnan(num(rb, "speedup_geomean"))) {
-		snprintf(label, sizeof label, "geometric mean speedup, A \u2192 B (x%.2f)",
+		snprintf(label, sizeof label, "geometric mean speedup (x%.2f)",
 		    num(d, "speedup_geomean"));
-		cmp_card(b, isnan(num(d, "speedup_geomean")) ? "geometric mean speedup, A \u2192 B" :
+		cmp_card(b, isnan(num(d, "speedup_geomean")) ? "geometric mean speedup" :
 		    label, ra, rb, "speedup_geomean", 'x');
 	}
-	cmp_card(b, "LLM cost (US$), A \u2192 B", ra, rb, "cost", '$');
+	cmp_card(b, "LLM cost (US$)", ra, rb, "cost", '$');
 	geak_buf_printf(b, "<div class=\"card\"><b>%ld / %ld</b><span>tasks won by B / by A"
 	    "</span></div>\n<div class=\"card\"><b>%ld / %ld</b><span>ties / neither correct"
 	    "</span></div>\n</div>\n", integer(w, "b"), integer(w, "a"), integer(w, "tie"),

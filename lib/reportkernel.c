@@ -32,7 +32,9 @@ const char geak_report_kernel_css[] =
     ".tl .run{color:#6b7280;width:52px}.chip{border-radius:4px;padding:0 5px;border:1px solid transparent;white-space:nowrap}\n"
     ".v-ok{background:#dcfce7}.v-flag{background:#ffedd5}.v-wrong{background:#fef9c3}.v-fail{background:#fee2e2}.v-err{background:#e5e7eb}\n"
     ".chip.kept{border-color:#111827;font-weight:600}\n"
-    "table.cases td,table.cases th{padding:3px 10px}\n";
+    "table.cases td,table.cases th{padding:3px 10px}\n"
+    "table.wins td:nth-child(2),table.wins th:nth-child(2),table.wins td:nth-child(6),table.wins th:nth-child(6){text-align:left}\n"
+    ".cards.wide{grid-template-columns:repeat(auto-fill,minmax(200px,1fr))}\n";
 
 /* Opens the folded section a link points at, and copies a code block
  * (or, where the clipboard is refused, selects it for a copy by hand). */

@@ -354,8 +354,8 @@ geak_svg_scatter_log(struct geak_buf *b, const char *title, const char *caption,
 	for (size_t i = 0; i < n; i++) {
 		double lx = fmin(fmax(log2(x[i]), -LOG_LIMIT), LOG_LIMIT);
 		double ly = fmin(fmax(log2(y[i]), -LOG_LIMIT), LOG_LIMIT);
-		lo = fmin(lo, floor(fmin(lx, ly)));
-		hi = fmax(hi, ceil(fmax(lx, ly)));
+		lo = fmin(lo, floor(fmin(lx, ly) - 0.25)); /* no point on an axis */
+		hi = fmax(hi, ceil(fmax(lx, ly) + 0.25));
 	}
 	open_svg(b, title);
 	for (double k = lo; k <= hi; k++) {
