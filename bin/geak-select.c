@@ -1,9 +1,13 @@
 /* geak-select: merge runs and iterations per task, pick the fastest
  * correct candidate, keep a beam, and summarise the metrics. */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "memory.h"
 #include "metrics.h"
@@ -48,6 +52,12 @@ struct task {
 	size_t nruns;
 	struct lineage *lines;
 	size_t nlines;
+	json_t *name;       /* task.name, where a record gave it */
+	json_t *reference;  /* task.reference: the code a diff starts from */
+	json_t *first;      /* the earliest attempt's code, failing that */
+	long first_iter;
+	json_t *attempts;   /* every evaluated or failed attempt, as history */
+	char *file;         /* its kernel file's name, once named */
 };
 
 struct opts {
@@ -55,6 +65,8 @@ struct opts {
 	long *ks;
 	size_t nks;
 	const char *summary_path, *report_path;
+	const char *kernels_dir;    /* --kernels: one file per kept kernel */
+	int compare;                /* --compare A B */
 	int summary_only;
 	long total_tasks;           /* accuracy denominator; 0: tasks seen */
 };
@@ -98,6 +110,8 @@ static struct tags models, devices, harnesses;
 static long replayed, live;
 
 static json_t *usage_json(long max_iter);
+static struct spend lineage_spend(const struct lineage *l, long max_iter);
+static void spend_add(struct spend *sum, long *unpriced, const struct spend *most);
 
 static long
 int_field(json_t *obj, const char *key, long dflt)
@@ -124,6 +138,7 @@ task_of(const char *id)
 	tasks = geak_xrealloc(tasks, (ntasks + 1) * sizeof *tasks);
 	memset(&tasks[ntasks], 0, sizeof *tasks);
 	tasks[ntasks].id = geak_xstrdup(id);
+	tasks[ntasks].attempts = json_array();
 	return &tasks[ntasks++];
 }
 
@@ -186,6 +201,8 @@ tags_free(struct tags *ts)
 	for (size_t i = 0; i < ts->n; i++)
 		free(ts->v[i].name);
 	free(ts->v);
+	ts->v = NULL;
+	ts->n = 0;
 }
 
 static void
@@ -258,6 +275,57 @@ note_usage(struct task *t, json_t *rec, long run)
 		sp->cost = cost;
 }
 
+static json_t *num_or_null(double v);
+
+static int
+same_str(const char *a, const char *b)
+{
+	return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
+/* The attempt a record stands for, once per (run, sample, iter, code):
+ * the same record comes again in every later file of a run.  A record
+ * without an eval of its own code or an error is no attempt. */
+static void
+note_attempt(struct task *t, json_t *rec, long run)
+{
+	enum geak_outcome out = geak_outcome(rec);
+	long sample = int_field(rec, "sample", 0), iter = int_field(rec, "iter", 0);
+	const char *sha = geak_get_str(rec, "code_sha"), *mode = geak_get_str(rec, "mode");
+	json_t *code = json_object_get(rec, "code"), *a, *verdict;
+	size_t i;
+
+	if (!t->name && json_is_string(geak_get(rec, "task.name")))
+		t->name = json_incref(geak_get(rec, "task.name"));
+	if (!t->reference && json_is_string(geak_get(rec, "task.reference")))
+		t->reference = json_incref(geak_get(rec, "task.reference"));
+	if (json_is_string(code) && (!t->first || iter < t->first_iter)) {
+		json_decref(t->first);
+		t->first = json_incref(code);
+		t->first_iter = iter;
+	}
+	if (out == GEAK_OUT_NONE && !geak_has_error(rec))
+		return;
+	json_array_foreach(t->attempts, i, a)
+		if (int_field(a, "run", 0) == run && int_field(a, "sample", 0) == sample &&
+		    int_field(a, "iter", 0) == iter && same_str(geak_get_str(a, "code_sha"), sha))
+			return;
+	if (out != GEAK_OUT_NONE)
+		verdict = json_string(geak_outcome_name(out));
+	else
+		verdict = json_sprintf("%s: %s", geak_get_str(rec, "error.stage") ?
+		    geak_get_str(rec, "error.stage") : "?", geak_get_str(rec, "error.kind") ?
+		    geak_get_str(rec, "error.kind") : "?");
+	double sp = num_field(json_object_get(rec, "eval"), "speedup");
+	json_array_append_new(t->attempts, json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o}",
+	    "run", (json_int_t)run, "iter", (json_int_t)iter, "sample", (json_int_t)sample,
+	    "mode", mode ? json_string(mode) : json_null(), "verdict", verdict,
+	    "speedup", out == GEAK_OUT_CORRECT ? num_or_null(sp) : json_null(),
+	    "model", json_is_string(geak_get(rec, "llm.model")) ?
+	    json_string(geak_get_str(rec, "llm.model")) : json_null(),
+	    "code_sha", sha ? json_string(sha) : json_null()));
+}
+
 static int
 take_record(void *arg, json_t *rec, const char *where)
 {
@@ -284,6 +352,7 @@ take_record(void *arg, json_t *rec, const char *where)
 		t->difficulty = json_incref(d);
 	json_decref(t->last);
 	t->last = json_incref(rec);
+	note_attempt(t, rec, c.run);
 	if ((c.out = geak_outcome(rec)) != GEAK_OUT_NONE) {
 		c.sha = geak_get_str(rec, "code_sha");
 		c.model = model_named(geak_get_str(rec, "llm.model"));
@@ -584,6 +653,283 @@ fail_reason(const struct task *t, const struct cand *c)
 	return json_string("no candidate");
 }
 
+/* The candidate's own performance cases, each as reference and kernel
+ * time and the fractions of the device's peaks both reached. */
+static json_t *
+cases_json(const struct cand *c)
+{
+	json_t *perf = c->entry ? json_object_get(c->entry, "perf") : json_object_get(c->rec, "eval");
+	json_t *list = json_array(), *sh;
+	size_t i;
+
+	json_array_foreach(json_object_get(perf, "shapes"), i, sh) {
+		json_t *r = json_object_get(sh, "roofline");
+		json_array_append_new(list, json_pack("{s:O, s:o, s:o, s:o, s:o, s:o, s:o, s:O, s:O}",
+		    "shape", json_object_get(sh, "shape") ? json_object_get(sh, "shape") : json_null(),
+		    "ms", num_or_null(num_field(sh, "ms")), "ms_ref", num_or_null(num_field(sh, "ms_ref")),
+		    "hbm", num_or_null(num_field(r, "hbm")), "compute", num_or_null(num_field(r, "compute")),
+		    "hbm_ref", num_or_null(num_field(r, "hbm_ref")),
+		    "compute_ref", num_or_null(num_field(r, "compute_ref")),
+		    "bound", json_is_string(json_object_get(r, "bound")) ?
+		    json_object_get(r, "bound") : json_null(),
+		    "bound_ref", json_is_string(json_object_get(r, "bound_ref")) ?
+		    json_object_get(r, "bound_ref") : json_null()));
+	}
+	return list;
+}
+
+/* At most max bytes and lines of s, from its head or its tail (where a
+ * traceback ends with the exception), cut between UTF-8 characters and
+ * marked where cut.  NULL for no text. */
+static json_t *
+clip_text(const char *s, size_t max, size_t max_lines, int tail)
+{
+	size_t len = s ? strlen(s) : 0, from = 0, to = len, lines = 0;
+
+	if (!len)
+		return json_null();
+	if (tail) {
+		for (from = len; from > 0; from--)
+			if (s[from - 1] == '\n' && from < len && ++lines >= max_lines)
+				break;
+		if (len - from > max)
+			from = len - max;
+		while (from < len && ((unsigned char)s[from] & 0xC0) == 0x80)
+			from++;
+	} else {
+		for (to = 0; to < len; to++)
+			if (s[to] == '\n' && ++lines >= max_lines)
+				break;
+		if (to > max)
+			to = max;
+		while (to > 0 && to < len && ((unsigned char)s[to] & 0xC0) == 0x80)
+			to--;
+	}
+	if (from == 0 && to == len)
+		return json_string(s);
+	return json_sprintf("%s%.*s%s", from ? "[...]\n" : "", (int)(to - from), s + from,
+	    to < len ? "\n[...]" : "");
+}
+
+/* What the model was told of a task's failure: the best candidate's
+ * evaluation message and the tail of its traceback, or the error of its
+ * last record; NULL when it passed or nothing says. */
+static json_t *
+error_json(const struct task *t, const struct cand *c)
+{
+	json_t *rec = c ? c->rec : t->last;
+	json_t *msg, *tb;
+
+	if (passes_exec(c))
+		return json_null();
+	if (c) {
+		msg = clip_text(geak_get_str(rec, "eval.message"), 1200, 12, 0);
+		tb = clip_text(geak_get_str(rec, "eval.traceback"), 3000, 30, 1);
+	} else {
+		msg = clip_text(geak_get_str(rec, "error.message"), 1200, 12, 0);
+		tb = json_null();
+	}
+	if (json_is_null(msg) && json_is_null(tb))
+		return json_null();
+	return json_pack("{s:o, s:o}", "message", msg, "traceback", tb);
+}
+
+/* qsort order of attempts: by run, iteration, sample. */
+static int
+attempt_cmp(const void *pa, const void *pb)
+{
+	json_t *a = *(json_t *const *)pa, *b = *(json_t *const *)pb;
+	static const char *const keys[] = { "run", "iter", "sample" };
+
+	for (size_t i = 0; i < 3; i++) {
+		long x = int_field(a, keys[i], 0), y = int_field(b, keys[i], 0);
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	return 0;
+}
+
+/* What a task's lineages spent: calls, and the cost where priced. */
+static void
+task_spend_put(json_t *row, const struct task *t)
+{
+	struct spend sum = { .cost = NAN };
+	long unpriced = 0;
+
+	for (size_t j = 0; j < t->nlines; j++) {
+		struct spend most = lineage_spend(&t->lines[j], -1);
+		spend_add(&sum, &unpriced, &most);
+	}
+	json_object_set_new(row, "calls", json_integer(sum.calls));
+	json_object_set_new(row, "cost", num_or_null(sum.cost));
+	json_object_set_new(row, "unpriced_calls", json_integer(unpriced));
+}
+
+static json_t *sorted(json_t *list, int (*cmp)(const void *, const void *));
+
+/* A kernel row's account of how it came to be: its name, its cases,
+ * what went wrong, every attempt and what it cost. */
+static void
+kernel_detail(json_t *row, const struct task *t, const struct cand *c)
+{
+	json_object_set(row, "name", t->name ? t->name : json_null());
+	json_object_set_new(row, "code_sha", c && c->sha ? json_string(c->sha) : json_null());
+	if (passes_exec(c))
+		json_object_set_new(row, "cases", cases_json(c));
+	json_object_set_new(row, "error", error_json(t, c));
+	json_object_set_new(row, "history", sorted(json_copy(t->attempts), attempt_cmp));
+	task_spend_put(row, t);
+}
+
+/* ---- kernel files ---- */
+
+static json_t *
+kept_code(const struct cand *c)
+{
+	return json_object_get(c->entry ? c->entry : c->rec, "code");
+}
+
+static const char *
+cand_device(const struct cand *c)
+{
+	return c->entry ? geak_get_str(c->entry, "perf.device") : geak_get_str(c->rec, "eval.device");
+}
+
+/* A file name from a task's name (else the last part of its id) that is
+ * also a Python module name: letters, digits and '_', never a path,
+ * never a dot file, never empty; at most 80 bytes. */
+static char *
+module_name(const struct task *t)
+{
+	const char *base = t->name ? json_string_value(t->name) : strrchr(t->id, '/');
+	struct geak_buf b = { 0 };
+
+	base = base ? base + (base[0] == '/') : t->id;
+	if (!(*base >= 'A' && *base <= 'Z') && !(*base >= 'a' && *base <= 'z') && *base != '_')
+		geak_buf_puts(&b, "k_");
+	for (const char *p = base; *p && b.len < 80; p++) {
+		int ok = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= '0' && *p <= '9') || *p == '_';
+		geak_buf_append(&b, ok ? p : "_", 1);
+	}
+	return geak_buf_steal(&b);
+}
+
+/* Names each task with a correct kernel its file, in input order; a
+ * name taken already (ignoring case, for file systems that do) gets
+ * _2, _3, ... */
+static void
+name_kernel_files(void)
+{
+	for (size_t i = 0; i < ntasks; i++) {
+		char *base, *name;
+		int taken = 1;
+
+		if (tasks[i].file || !passes_exec(pick(&tasks[i], -1, -1)))
+			continue;
+		base = module_name(&tasks[i]);
+		name = geak_xstrdup(base);
+		for (long n = 2; taken; n++) {
+			taken = 0;
+			for (size_t j = 0; j < ntasks && !taken; j++)
+				taken = tasks[j].file && strcasecmp(tasks[j].file, name) == 0;
+			if (taken) {
+				free(name);
+				name = geak_xasprintf("%s_%ld", base, n);
+			}
+		}
+		free(base);
+		tasks[i].file = name;
+	}
+}
+
+/* Text for one line of a '#' comment: control characters would end it
+ * and start code. */
+static void
+put_comment(struct geak_buf *b, const char *s)
+{
+	for (; s && *s; s++)
+		geak_buf_append(b, (unsigned char)*s < 0x20 || *s == 0x7f ? "?" : s, 1);
+}
+
+static void
+kernel_header(struct geak_buf *b, const struct task *t, const struct cand *c)
+{
+	const char *device = cand_device(c);
+
+	geak_buf_puts(b, "# geak kernel for ");
+	put_comment(b, t->id);
+	if (t->name) {
+		geak_buf_puts(b, " (task ");
+		put_comment(b, json_string_value(t->name));
+		geak_buf_puts(b, ")");
+	}
+	if (!isnan(c->speedup))
+		geak_buf_printf(b, "\n# speedup: %.3gx over the reference", c->speedup);
+	else
+		geak_buf_puts(b, "\n# speedup: not measured");
+	geak_buf_puts(b, device ? " on " : "");
+	put_comment(b, device);
+	geak_buf_puts(b, "\n# model: ");
+	put_comment(b, c->model ? c->model : "not recorded");
+	geak_buf_printf(b, "; run %ld, iteration %ld; code_sha ", c->run, c->iter);
+	put_comment(b, c->sha);
+	geak_buf_puts(b, "\n# Selected by geak-select: correct as geak-eval checked it; the code "
+	    "below is as it was evaluated.\n\n");
+}
+
+static int
+write_kernel_file(const char *dir, const struct task *t, const struct cand *c)
+{
+	char *path = geak_xasprintf("%s/%s.py", dir, t->file);
+	char *tmp = geak_xasprintf("%s/.%s.py.tmp", dir, t->file);
+	struct geak_buf b = { 0 };
+	int fd, rc = -1;
+
+	kernel_header(&b, t, c);
+	geak_buf_puts(&b, json_string_value(kept_code(c)));
+	if (b.len && b.data[b.len - 1] != '\n')
+		geak_buf_puts(&b, "\n");
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		geak_warn("%s:", tmp);
+	else if (geak_write_all(fd, b.data, b.len) < 0)
+		geak_warn("%s: write failed:", tmp);
+	else if (close(fd) < 0)
+		fd = -1, geak_warn("%s: close failed:", tmp);
+	else if (fd = -1, rename(tmp, path) < 0)
+		geak_warn("%s: cannot rename to %s:", tmp, path);
+	else
+		rc = 0;
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0)
+		unlink(tmp);
+	geak_buf_free(&b);
+	free(path);
+	free(tmp);
+	return rc;
+}
+
+/* The kept kernel of each task that has a correct one, as dir/NAME.py. */
+static int
+write_kernel_files(const char *dir)
+{
+	int rc = 0;
+
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+		geak_warn("%s:", dir);
+		return -1;
+	}
+	for (size_t i = 0; i < ntasks; i++) {
+		const struct cand *c = pick(&tasks[i], -1, -1);
+		if (tasks[i].file && passes_exec(c) && json_is_string(kept_code(c)) &&
+		    write_kernel_file(dir, &tasks[i], c) < 0)
+			rc = -1;
+	}
+	return rc;
+}
+
 static json_t *
 kernels_json(void)
 {
@@ -611,6 +957,9 @@ kernels_json(void)
 		json_object_set_new(row, "model", c && c->model ? json_string(c->model) : json_null());
 		if (passes_exec(c) && (roof = roofline_json(c)))
 			json_object_set_new(row, "roofline", roof);
+		kernel_detail(row, t, c);
+		if (t->file)
+			json_object_set_new(row, "file", json_sprintf("%s.py", t->file));
 	}
 	return list;
 }
@@ -938,12 +1287,257 @@ free_tasks(void)
 		free(tasks[i].lines);
 		json_decref(tasks[i].difficulty);
 		json_decref(tasks[i].last);
+		json_decref(tasks[i].name);
+		json_decref(tasks[i].reference);
+		json_decref(tasks[i].first);
+		json_decref(tasks[i].attempts);
+		free(tasks[i].file);
 		free(tasks[i].id);
 	}
 	free(tasks);
 	for (size_t i = 0; i < nmodel_names; i++)
 		free(model_names[i]);
 	free(model_names);
+	tasks = NULL;
+	ntasks = seq = 0;
+	model_names = NULL;
+	nmodel_names = 0;
+}
+
+/* Everything read so far forgotten, to read another run. */
+static void
+forget_records(void)
+{
+	free_tasks();
+	tags_free(&models);
+	tags_free(&devices);
+	tags_free(&harnesses);
+	replayed = live = 0;
+}
+
+/* The code each task's row shows in the report: its kept (or best
+ * failed) code, and what a diff starts from, the task's reference or
+ * else its earliest attempt.  Kept out of the summary file, which
+ * stays small. */
+static void
+attach_code(json_t *sum)
+{
+	json_t *kernels = json_object_get(sum, "kernels");
+
+	for (size_t i = 0; i < ntasks && i < json_array_size(kernels); i++) {
+		const struct task *t = &tasks[i];
+		const struct cand *c = pick(t, -1, -1);
+		json_t *row = json_array_get(kernels, i), *code = c ? kept_code(c) : NULL;
+
+		if (!json_is_string(code))
+			continue;
+		json_object_set(row, "code", code);
+		if (t->reference)
+			json_object_set_new(row, "base", json_pack("{s:s, s:O}", "label",
+			    "the task's reference", "code", t->reference));
+		else if (t->first && !json_equal(t->first, code))
+			json_object_set_new(row, "base", json_pack("{s:o, s:O}", "label",
+			    json_sprintf("the first attempt (iteration %ld)", t->first_iter),
+			    "code", t->first));
+	}
+}
+
+/* ---- comparing two runs ---- */
+
+/* A run's summary: the file itself where it is one (an object with a
+ * kernels array, as -s writes), else the summary of its records.
+ * NULL after reporting why. */
+static json_t *
+run_summary(const char *path, const struct opts *o, int *status)
+{
+	json_t *sum = json_load_file(path, 0, NULL);
+	size_t records = 0;
+
+	if (json_is_object(sum) && json_is_array(json_object_get(sum, "kernels")))
+		return sum;
+	json_decref(sum);
+	struct geak_pool pool = {
+		.paths = (char *const[]){ (char *)path }, .npaths = 1, .sink = 1, .all = 1,
+		.fn = take_record, .written = count_record, .arg = &records,
+	};
+	int rc = geak_pool_run(&pool);
+	if (rc > *status)
+		*status = rc;
+	sum = rc < GEAK_EXIT_USAGE ? summary_json(o, records) : NULL;
+	forget_records();
+	return sum;
+}
+
+/* A run's side of one task: call, exec, speedup, calls and cost. */
+static json_t *
+side_json(json_t *k)
+{
+	if (!k)
+		return json_null();
+	return json_pack("{s:b, s:b, s:O, s:O, s:O}", "call", json_is_true(json_object_get(k, "call")),
+	    "exec", json_is_true(json_object_get(k, "exec")),
+	    "speedup", json_object_get(k, "speedup") ? json_object_get(k, "speedup") : json_null(),
+	    "calls", json_object_get(k, "calls") ? json_object_get(k, "calls") : json_null(),
+	    "cost", json_object_get(k, "cost") ? json_object_get(k, "cost") : json_null());
+}
+
+#define TIE_WITHIN 1.02 /* speedups closer than 2% are timing noise */
+
+/* Who won a task: a correct kernel beats none, a faster one a slower
+ * one (by more than TIE_WITHIN); then a kernel that ran beats one that
+ * did not.  *margin: the winner's speedup over the loser's, NAN where
+ * not both were timed. */
+static const char *
+winner(json_t *a, json_t *b, double *margin)
+{
+	int ea = json_is_true(json_object_get(a, "exec")), eb = json_is_true(json_object_get(b, "exec"));
+	int ca = json_is_true(json_object_get(a, "call")), cb = json_is_true(json_object_get(b, "call"));
+	double sa = num_field(a, "speedup"), sb = num_field(b, "speedup");
+
+	*margin = NAN;
+	if (ea != eb)
+		return ea ? "a" : "b";
+	if (ea && sa > 0 && sb > 0) {
+		*margin = sa > sb ? sa / sb : sb / sa;
+		if (*margin < TIE_WITHIN)
+			return "tie";
+		return sa > sb ? "a" : "b";
+	}
+	if (ea)
+		return "tie";
+	if (ca != cb)
+		return ca ? "a" : "b";
+	return "neither";
+}
+
+static json_t *
+kernel_by_id(json_t *sum, const char *id)
+{
+	json_t *k;
+	size_t i;
+
+	json_array_foreach(json_object_get(sum, "kernels"), i, k)
+		if (same_str(geak_get_str(k, "id"), id))
+			return k;
+	return NULL;
+}
+
+static json_t *
+run_json(json_t *sum, const char *path)
+{
+	json_t *u = json_object_get(sum, "usage");
+
+	return json_pack("{s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O}", "path", path,
+	    "tasks", json_object_get(sum, "total_tasks") ? json_object_get(sum, "total_tasks") : json_null(),
+	    "call_accuracy", json_object_get(sum, "call_accuracy") ? json_object_get(sum, "call_accuracy") : json_null(),
+	    "exec_accuracy", json_object_get(sum, "exec_accuracy") ? json_object_get(sum, "exec_accuracy") : json_null(),
+	    "speedup_geomean", json_object_get(sum, "speedup_geomean") ? json_object_get(sum, "speedup_geomean") : json_null(),
+	    "speedup_n", json_object_get(sum, "speedup_n") ? json_object_get(sum, "speedup_n") : json_null(),
+	    "calls", json_object_get(u, "calls") ? json_object_get(u, "calls") : json_null(),
+	    "cost", json_object_get(u, "cost") ? json_object_get(u, "cost") : json_null(),
+	    "unpriced_calls", json_object_get(u, "unpriced_calls") ? json_object_get(u, "unpriced_calls") : json_null(),
+	    "provenance", json_object_get(sum, "provenance") ? json_object_get(sum, "provenance") : json_null());
+}
+
+static void
+compare_task(json_t *rows, json_t *wins, const char *id, json_t *ka, json_t *kb)
+{
+	json_t *a = side_json(ka), *b = side_json(kb);
+	double margin;
+	const char *w = winner(a, b, &margin);
+
+	json_object_set_new(wins, w, json_integer(json_integer_value(json_object_get(wins, w)) + 1));
+	json_array_append_new(rows, json_pack("{s:s, s:o, s:o, s:s, s:o}", "id", id, "a", a, "b", b,
+	    "winner", w, "margin", num_or_null(margin)));
+}
+
+/* Every task of either run, A's in its order, then B's others. */
+static json_t *
+compare_json(json_t *sa, json_t *sb, const char *pa, const char *pb)
+{
+	json_t *rows = json_array(), *k, *ra = run_json(sa, pa), *rb = run_json(sb, pb);
+	json_t *wins = json_pack("{s:i, s:i, s:i, s:i}", "a", 0, "b", 0, "tie", 0, "neither", 0);
+	size_t i;
+
+	json_array_foreach(json_object_get(sa, "kernels"), i, k)
+		compare_task(rows, wins, geak_get_str(k, "id"), k, kernel_by_id(sb, geak_get_str(k, "id")));
+	json_array_foreach(json_object_get(sb, "kernels"), i, k)
+		if (!kernel_by_id(sa, geak_get_str(k, "id")))
+			compare_task(rows, wins, geak_get_str(k, "id"), NULL, k);
+	double ga = num_field(ra, "speedup_geomean"), gb = num_field(rb, "speedup_geomean");
+	json_t *delta = json_pack("{s:o, s:o, s:o}",
+	    "call_accuracy", num_or_null(num_field(rb, "call_accuracy") - num_field(ra, "call_accuracy")),
+	    "exec_accuracy", num_or_null(num_field(rb, "exec_accuracy") - num_field(ra, "exec_accuracy")),
+	    "speedup_geomean", num_or_null(ga > 0 && gb > 0 ? gb / ga : NAN));
+	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "schema", GEAK_SCHEMA, "a", ra, "b", rb,
+	    "delta", delta, "wins", wins, "tasks", rows);
+}
+
+/* A TSV cell: "-" for nothing, yes/no, a number; a cost with calls but
+ * no price is "unpriced". */
+static void
+tsv_cell(FILE *fp, json_t *side, const char *key)
+{
+	json_t *v = json_object_get(side, key);
+
+	if (json_is_boolean(v))
+		fputs(json_is_true(v) ? "\tyes" : "\tno", fp);
+	else if (json_is_number(v))
+		fprintf(fp, "\t%.6g", json_number_value(v));
+	else if (!strcmp(key, "cost") && int_field(side, "calls", 0) > 0)
+		fputs("\tunpriced", fp);
+	else
+		fputs("\t-", fp);
+}
+
+static void
+write_compare_tsv(FILE *fp, json_t *cmp)
+{
+	static const char *const keys[] = { "call", "exec", "speedup", "cost" };
+	json_t *row;
+	size_t i;
+
+	fputs("id\twinner\tmargin\ta_call\tb_call\ta_exec\tb_exec\ta_speedup\tb_speedup"
+	    "\ta_cost\tb_cost\n", fp);
+	json_array_foreach(json_object_get(cmp, "tasks"), i, row) {
+		const char *id = geak_get_str(row, "id");
+		for (; *id; id++)
+			fputc(*id == '\t' || *id == '\n' || *id == '\r' ? ' ' : *id, fp);
+		fprintf(fp, "\t%s", geak_get_str(row, "winner"));
+		tsv_cell(fp, row, "margin");
+		for (size_t k = 0; k < 4; k++) {
+			tsv_cell(fp, json_object_get(row, "a"), keys[k]);
+			tsv_cell(fp, json_object_get(row, "b"), keys[k]);
+		}
+		fputc('\n', fp);
+	}
+}
+
+static int
+run_compare(const struct opts *o, char **paths)
+{
+	int status = 0;
+	json_t *sa = run_summary(paths[0], o, &status);
+	json_t *sb = sa ? run_summary(paths[1], o, &status) : NULL;
+	json_t *cmp;
+
+	if (!sa || !sb) {
+		json_decref(sa);
+		return status > GEAK_EXIT_RECORDS ? status : GEAK_EXIT_FATAL;
+	}
+	cmp = compare_json(sa, sb, paths[0], paths[1]);
+	if (o->summary_only ? write_json_file("-", cmp) < 0 : (write_compare_tsv(stdout, cmp), 0))
+		status = GEAK_EXIT_FATAL;
+	if (o->summary_path && write_json_file(o->summary_path, cmp) < 0)
+		status = GEAK_EXIT_FATAL;
+	if (o->report_path && geak_report_compare_write(o->report_path, cmp) < 0)
+		status = GEAK_EXIT_FATAL;
+	if (geak_fshut(stdout, "stdout") < 0)
+		status = GEAK_EXIT_FATAL;
+	json_decref(cmp);
+	json_decref(sa);
+	json_decref(sb);
+	return status;
 }
 
 static void
@@ -951,7 +1545,8 @@ usage(FILE *fp)
 {
 	fprintf(fp,
 	    "usage: %s [-S] [-b N] [-k LIST] [-p LIST] [-s FILE] [-r FILE] [--tasks N]\n"
-	    "       [FILE...]\n"
+	    "       [--kernels DIR] [FILE...]\n"
+	    "       %s --compare [-S] [-s FILE] [-r FILE] A B\n"
 	    "  -b, --beam N        keep the N best candidates per task (default 1)\n"
 	    "  -k, --pass-at LIST  k values for pass@k, comma-separated (default 1)\n"
 	    "  -p, --fast-p LIST   more p values for fast_p, comma-separated (0, 1, 1.5\n"
@@ -960,9 +1555,11 @@ usage(FILE *fp)
 	    "  -S, --summary-only  write the summary to stdout instead of records\n"
 	    "  -r, --report FILE   write a report, HTML (.html) or Markdown (.md)\n"
 	    "      --tasks N       divide accuracies by N tasks, not by those seen\n"
-
+	    "      --kernels DIR   write each task's kept correct kernel as DIR/NAME.py\n"
+	    "      --compare A B   compare two runs (summaries or record files): a TSV\n"
+	    "                      table per task on stdout; -s/-S JSON, -r a report\n"
 	    "  -h, --help          this help\n"
-	    "      --version       print the version\n", geak_prog);
+	    "      --version       print the version\n", geak_prog, geak_prog);
 }
 
 static void
@@ -999,7 +1596,7 @@ add_fast_ps(const char *arg)
 static void
 parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_VERSION = 0x1000, OPT_TASKS };
+	enum { OPT_VERSION = 0x1000, OPT_TASKS, OPT_KERNELS, OPT_COMPARE };
 	static const struct option longopts[] = {
 		{ "beam", required_argument, NULL, 'b' },
 		{ "pass-at", required_argument, NULL, 'k' },
@@ -1008,6 +1605,8 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "summary-only", no_argument, NULL, 'S' },
 		{ "report", required_argument, NULL, 'r' },
 		{ "tasks", required_argument, NULL, OPT_TASKS },
+		{ "kernels", required_argument, NULL, OPT_KERNELS },
+		{ "compare", no_argument, NULL, OPT_COMPARE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -1028,6 +1627,8 @@ parse_args(int argc, char **argv, struct opts *o)
 		case 's': o->summary_path = optarg; break;
 		case 'S': o->summary_only = 1; break;
 		case 'r': o->report_path = optarg; break;
+		case OPT_KERNELS: o->kernels_dir = optarg; break;
+		case OPT_COMPARE: o->compare = 1; break;
 		case OPT_TASKS: o->total_tasks = geak_parse_long(optarg, "--tasks", 1, 100000000); break;
 		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") ? GEAK_EXIT_FATAL : 0);
 		case OPT_VERSION: geak_print_version(); exit(0);
@@ -1036,6 +1637,14 @@ parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (o->report_path && geak_report_format(o->report_path) < 0) {
 		geak_warn("--report: name the file .html, .htm or .md: '%s'", o->report_path);
+		exit(GEAK_EXIT_USAGE);
+	}
+	if (o->compare && argc - optind != 2) {
+		geak_warn("--compare: name two runs (summaries or record files), A and B");
+		exit(GEAK_EXIT_USAGE);
+	}
+	if (o->compare && o->kernels_dir) {
+		geak_warn("--kernels: not with --compare");
 		exit(GEAK_EXIT_USAGE);
 	}
 	if (!o->ks) {
@@ -1058,12 +1667,20 @@ main(int argc, char **argv)
 	for (size_t i = 0; i < 4; i++)
 		add_fast_p((const double[]){ 0, 1, 1.5, 2 }[i]);
 	parse_args(argc, argv, &o);
+	if (o.compare) {
+		status = run_compare(&o, argv + optind);
+		free(o.ks);
+		free(fast_ps);
+		return status;
+	}
 	struct geak_pool pool = {
 		.paths = argv + optind, .npaths = argc - optind, .sink = 1, .all = 1,
 		.fn = take_record, .written = count_record, .arg = &records,
 	};
 	status = geak_pool_run(&pool);
 	geak_output_init(&out, stdout, "stdout");
+	if (o.kernels_dir)
+		name_kernel_files();
 	if (o.summary_path || o.summary_only || o.report_path)
 		sum = summary_json(&o, records);
 	if (!o.summary_only && write_selection(&out, o.beam) < 0)
@@ -1072,15 +1689,16 @@ main(int argc, char **argv)
 		status = GEAK_EXIT_FATAL;
 	if (o.summary_path && write_json_file(o.summary_path, sum) < 0)
 		status = GEAK_EXIT_FATAL;
+	if (o.kernels_dir && write_kernel_files(o.kernels_dir) < 0)
+		status = GEAK_EXIT_FATAL;
+	if (o.report_path)
+		attach_code(sum);
 	if (o.report_path && geak_report_write(o.report_path, sum) < 0)
 		status = GEAK_EXIT_FATAL;
 	if (geak_output_close(&out) < 0)
 		status = GEAK_EXIT_FATAL;
 	json_decref(sum);
-	free_tasks();
-	tags_free(&models);
-	tags_free(&devices);
-	tags_free(&harnesses);
+	forget_records();
 	free(o.ks);
 	free(fast_ps);
 	return status;

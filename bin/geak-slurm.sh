@@ -339,7 +339,7 @@ merge_cmd() {
 	done
 	set -- "$out"/run-*/evaluated-*.jsonl
 	[ -f "$1" ] || die "no run has an evaluated iteration yet (see $out/run-*.log); nothing merged"
-	geak-select -k "$passk" -s "$out/summary.json" -r "$out/report.html" "$@" > "$out/best.jsonl.tmp"
+	geak-select -k "$passk" -s "$out/summary.json" -r "$out/report.html" --kernels "$out/kernels" "$@" > "$out/best.jsonl.tmp"
 	s=$?
 	if [ "$s" -gt 1 ]; then
 		rm -f "$out/best.jsonl.tmp"

@@ -292,7 +292,7 @@ done
 # Cheap, and its inputs may have grown: always made afresh.
 status_is "selecting the best kernels"
 # shellcheck disable=SC2086  # a list of file names without blanks
-run geak-select -k "$passk" -s "$out/summary.json" -r "$out/report.html" $evaluated \
+run geak-select -k "$passk" -s "$out/summary.json" -r "$out/report.html" --kernels "$out/kernels" $evaluated \
 	> "$out/best.jsonl.tmp"
 [ $? -le 1 ] && mv -f "$out/best.jsonl.tmp" "$out/best.jsonl" || exit 3
 unpaint

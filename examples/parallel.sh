@@ -178,7 +178,7 @@ if [ $status -ne 0 ]; then
 	say "a run failed; see $out/run-*.log"
 	exit 3
 fi
-geak-select -k "$passk" -s "$out/summary.json" -r "$out/report.html" \
+geak-select -k "$passk" -s "$out/summary.json" -r "$out/report.html" --kernels "$out/kernels" \
 	"$out"/run-*/evaluated-*.jsonl > "$out/best.jsonl.tmp"
 [ $? -le 1 ] && mv -f "$out/best.jsonl.tmp" "$out/best.jsonl" || exit 3
 rm -rf "$out"/run-*/.status

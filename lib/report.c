@@ -204,8 +204,9 @@ html_head(struct geak_buf *b)
 	    "svg .grid{stroke:#e5e7eb}svg .base{stroke:#374151;stroke-dasharray:4 3}\n"
 	    "table{border-collapse:collapse;font-size:14px}th,td{padding:4px 12px;border-bottom:1px solid #e5e7eb;text-align:right}\n"
 	    "th:first-child,td:first-child{text-align:left}th{background:#f9fafb}td.why{text-align:left;color:#6b7280}th.why{text-align:left}\n"
-	    ".muted{color:#6b7280;font-size:13px}\n"
-	    "</style></head><body>\n");
+	    ".muted{color:#6b7280;font-size:13px}\n");
+	geak_buf_puts(b, geak_report_kernel_css);
+	geak_buf_puts(b, "</style></head><body>\n");
 }
 
 static void
@@ -278,10 +279,15 @@ cards(struct geak_buf *b, json_t *s)
 	card(b, "input tokens", v.data);
 	geak_buf_reset(&v), geak_fmt_count(&v, (double)integer(u, "output_tokens"));
 	card(b, "output tokens", v.data);
-	if (!isnan(num(u, "cost"))) {
-		geak_buf_reset(&v), geak_fmt_cost(&v, num(u, "cost"));
+	/* A model without a price still shows its card: "unpriced". */
+	if (!isnan(num(u, "cost")) || integer(u, "calls") > 0) {
+		geak_buf_reset(&v);
+		if (isnan(num(u, "cost")))
+			geak_buf_puts(&v, "unpriced");
+		else
+			geak_fmt_cost(&v, num(u, "cost"));
 		geak_buf_puts(&l, "LLM cost (US$)");
-		if (integer(u, "unpriced_calls"))
+		if (integer(u, "unpriced_calls") && !isnan(num(u, "cost")))
 			geak_buf_printf(&l, ", %ld calls unpriced", integer(u, "unpriced_calls"));
 		card(b, l.data, v.data);
 	}
@@ -416,7 +422,14 @@ cells(struct geak_buf *b, int md, json_t *row, const char *keys, const char *kin
 		case 'b': geak_buf_puts(b, json_is_true(v) ? "yes" : "no"); break;
 		case 'n': geak_fmt_count(b, num(row, k)); break;
 		case '$': if (json_is_number(v)) geak_fmt_cost(b, num(row, k));
-			else geak_buf_puts(b, "-");
+			else geak_buf_puts(b, integer(row, "calls") > 0 ? "unpriced" : "-");
+			break;
+		case 'a': if (md) put_text(b, md, json_string_value(v));
+			else {
+				geak_buf_printf(b, "<a href=\"#k-%ld\">", integer(row, "index"));
+				put_text(b, md, json_string_value(v));
+				geak_buf_puts(b, "</a>");
+			}
 			break;
 		case 'w': if (json_is_string(v)) put_text(b, md, gloss(json_string_value(v))); break;
 		default: put_text(b, md, json_string_value(v));
@@ -526,12 +539,16 @@ tables(struct geak_buf *b, int md, json_t *s, json_t *spend)
 		    json_object_get(s, "pass_at_k"), "k,tasks,call,exec", "ii%%");
 	}
 	geak_buf_printf(b, h2, "Kernels");
+	json_t *k;
+	size_t i;
+	json_array_foreach(json_object_get(s, "kernels"), i, k)
+		json_object_set_new(k, "index", json_integer((json_int_t)i));
 	table(b, md, speed ? "kernel,difficulty,call,exec,speedup,why not,runs,exec runs,run,"
 	    "iteration" : "kernel,difficulty,call,exec,why not,runs,exec runs,run,iteration",
 	    json_object_get(s, "kernels"), speed ?
 	    "id,difficulty,call,exec,speedup,reason,runs,exec_runs,run,iter" :
 	    "id,difficulty,call,exec,reason,runs,exec_runs,run,iter",
-	    speed ? "sibbxwiiii" : "sibbwiiii");
+	    speed ? "aibbxwiiii" : "aibbwiiii");
 	json_decref(rows);
 }
 
@@ -544,15 +561,19 @@ html_report(struct geak_buf *b, json_t *s)
 	geak_buf_puts(b, "<h1>geak report</h1>\n");
 	provenance(b, s);
 	cards(b, s);
+	geak_report_wins(b, json_object_get(s, "kernels"));
 	failures(b, 0, s);
 	plots(b, s, spend);
 	tables(b, 0, s, spend);
+	geak_report_tasks(b, json_object_get(s, "kernels"), gloss);
 	if (speed_measured(s))
 		geak_buf_puts(b, "<p class=\"muted\">Speedups are measured by geak-eval, the "
 		    "candidate timed against the reference on the same GPU; the mean is over the "
 		    "kernels that passed, as GEAK reports it.</p>\n");
 	geak_buf_puts(b, "<p class=\"muted\">Costs are at the list prices of "
-	    "share/prices.tsv.</p>\n</body></html>\n");
+	    "share/prices.tsv; a model without a price there is \"unpriced\".</p>\n");
+	geak_buf_puts(b, geak_report_script);
+	geak_buf_puts(b, "</body></html>\n");
 	json_decref(spend);
 }
 
@@ -600,6 +621,8 @@ md_report(struct geak_buf *b, json_t *s)
 	if (!isnan(num(u, "cost"))) {
 		geak_buf_puts(b, ", ");
 		geak_fmt_cost(b, num(u, "cost"));
+	} else if (integer(u, "calls") > 0) {
+		geak_buf_puts(b, ", cost unpriced (no price for the model)");
 	}
 	geak_buf_puts(b, "\n\n");
 	failures(b, 1, s);
@@ -607,21 +630,17 @@ md_report(struct geak_buf *b, json_t *s)
 	json_decref(spend);
 }
 
-int
-geak_report_write(const char *path, json_t *summary)
+/* The page in b to path, under a temporary name renamed into place. */
+static int
+write_page(const char *path, struct geak_buf *b)
 {
-	struct geak_buf b = { 0 };
 	char *tmp = geak_xasprintf("%s.tmp", path);
 	FILE *fp;
 	int rc = -1;
 
-	if (geak_report_format(path) == GEAK_REPORT_MD)
-		md_report(&b, summary);
-	else
-		html_report(&b, summary);
 	if (!(fp = fopen(tmp, "w")))
 		geak_warn("%s:", tmp);
-	else if (fwrite(b.data, 1, b.len, fp) != b.len) {
+	else if (fwrite(b->data, 1, b->len, fp) != b->len) {
 		geak_warn("%s: write failed:", tmp);
 		fclose(fp);
 	} else if (geak_fshut(fp, tmp) < 0) {
@@ -637,6 +656,258 @@ geak_report_write(const char *path, json_t *summary)
 	if (rc < 0)
 		remove(tmp);
 	free(tmp);
+	return rc;
+}
+
+int
+geak_report_write(const char *path, json_t *summary)
+{
+	struct geak_buf b = { 0 };
+	int rc;
+
+	if (geak_report_format(path) == GEAK_REPORT_MD)
+		md_report(&b, summary);
+	else
+		html_report(&b, summary);
+	rc = write_page(path, &b);
+	geak_buf_free(&b);
+	return rc;
+}
+
+/* ---- two runs compared ---- */
+
+static void
+put_cost_of(struct geak_buf *b, json_t *side)
+{
+	if (json_is_number(json_object_get(side, "cost")))
+		geak_fmt_cost(b, num(side, "cost"));
+	else
+		geak_buf_puts(b, integer(side, "calls") > 0 ? "unpriced" : "-");
+}
+
+static void
+cmp_card(struct geak_buf *b, const char *label, json_t *ra, json_t *rb, const char *key,
+    char kind)
+{
+	struct geak_buf v = { 0 };
+
+	for (int side = 0; side < 2; side++) {
+		json_t *r = side ? rb : ra;
+		geak_buf_puts(&v, side ? " \u2192 " : "");
+		if (kind == '%')
+			put_percent(&v, num(r, key));
+		else if (kind == 'x')
+			put_speedup(&v, num(r, key));
+		else
+			put_cost_of(&v, r);
+	}
+	card(b, label, v.data);
+	geak_buf_free(&v);
+}
+
+static void
+cmp_runs(struct geak_buf *b, json_t *cmp)
+{
+	static const char *const names[] = { "A", "B" };
+
+	geak_buf_puts(b, "<dl class=\"prov\">\n<dt>made</dt><dd>");
+	put_date(b);
+	geak_buf_puts(b, "</dd>\n");
+	for (int side = 0; side < 2; side++) {
+		json_t *r = json_object_get(cmp, side ? "b" : "a");
+		json_t *p = json_object_get(r, "provenance");
+		geak_buf_printf(b, "<dt>%s</dt><dd><code>", names[side]);
+		put_text(b, 0, json_string_value(json_object_get(r, "path")));
+		geak_buf_printf(b, "</code>: %ld tasks; model ", integer(r, "tasks"));
+		put_tags(b, 0, json_object_get(p, "models"));
+		geak_buf_puts(b, "; device ");
+		put_tags(b, 0, json_object_get(p, "devices"));
+		geak_buf_puts(b, "</dd>\n");
+	}
+	geak_buf_puts(b, "</dl>\n");
+}
+
+static void
+cmp_cards(struct geak_buf *b, json_t *cmp)
+{
+	json_t *ra = json_object_get(cmp, "a"), *rb = json_object_get(cmp, "b");
+	json_t *d = json_object_get(cmp, "delta"), *w = json_object_get(cmp, "wins");
+	char label[96];
+
+	geak_buf_puts(b, "<p class=\"muted\">Each card: run A \u2192 run B.</p>\n"
+	    "<div class=\"cards wide\">\n");
+	snprintf(label, sizeof label, "exec accuracy (%+.1f points)",
+	    100 * num(d, "exec_accuracy"));
+	cmp_card(b, isnan(num(d, "exec_accuracy")) ? "exec accuracy" : label,
+	    ra, rb, "exec_accuracy", '%');
+	snprintf(label, sizeof label, "call accuracy (%+.1f points)",
+	    100 * num(d, "call_accuracy"));
+	cmp_card(b, isnan(num(d, "call_accuracy")) ? "call accuracy" : label,
+	    ra, rb, "call_accuracy", '%');
+	if (!isnan(num(ra, "speedup_geomean")) || !isnan(num(rb, "speedup_geomean"))) {
+		snprintf(label, sizeof label, "geometric mean speedup (x%.2f)",
+		    num(d, "speedup_geomean"));
+		cmp_card(b, isnan(num(d, "speedup_geomean")) ? "geometric mean speedup" :
+		    label, ra, rb, "speedup_geomean", 'x');
+	}
+	cmp_card(b, "LLM cost (US$)", ra, rb, "cost", '$');
+	geak_buf_printf(b, "<div class=\"card\"><b>%ld / %ld</b><span>tasks won by B / by A"
+	    "</span></div>\n<div class=\"card\"><b>%ld / %ld</b><span>ties / neither correct"
+	    "</span></div>\n</div>\n", integer(w, "b"), integer(w, "a"), integer(w, "tie"),
+	    integer(w, "neither"));
+}
+
+static void
+cmp_plots(struct geak_buf *b, json_t *cmp)
+{
+	static const struct geak_series acc[] = {
+		{ "call", "call_accuracy" }, { "execution", "exec_accuracy" } };
+	json_t *rows = json_array(), *t;
+	size_t n = json_array_size(json_object_get(cmp, "tasks")), m = 0, i;
+	double *x = geak_xcalloc(n + 1, sizeof *x), *y = geak_xcalloc(n + 1, sizeof *y);
+	const char **labels = geak_xcalloc(n + 1, sizeof *labels);
+
+	for (int side = 0; side < 2; side++) {
+		json_t *r = json_deep_copy(json_object_get(cmp, side ? "b" : "a"));
+		json_object_set_new(r, "run", json_integer(side + 1));
+		json_array_append_new(rows, r);
+	}
+	json_array_foreach(json_object_get(cmp, "tasks"), i, t) {
+		double sa = num(json_object_get(t, "a"), "speedup");
+		double sb = num(json_object_get(t, "b"), "speedup");
+		if (!(sa > 0) || !(sb > 0))
+			continue;
+		x[m] = sa, y[m] = sb;
+		labels[m++] = json_string_value(json_object_get(t, "id"));
+	}
+	geak_buf_puts(b, "<div class=\"plots\">\n");
+	if (m)
+		geak_svg_scatter_log(b, "Speedup per task, A against B", "One point per task "
+		    "correct in both runs and timed in both: its speedup in A across, in B upwards, "
+		    "on log scales. Above the diagonal B's kernel is faster.", x, y, labels, m,
+		    "speedup in A (log scale)", "speedup in B");
+	geak_svg_bars(b, "Accuracy of each run", "Share of tasks whose selected kernel ran "
+	    "(call) and was correct (execution): run 1 is A, run 2 is B.", rows, "run",
+	    "run (1: A, 2: B)", acc, 2, GEAK_SVG_PERCENT);
+	geak_buf_puts(b, "</div>\n");
+	json_decref(rows);
+	free(x);
+	free(y);
+	free(labels);
+}
+
+/* A table of the tasks whose winner is one of winners, by margin,
+ * largest first. */
+static int
+by_margin(const void *pa, const void *pb)
+{
+	double a = num(*(json_t *const *)pa, "margin"), b = num(*(json_t *const *)pb, "margin");
+
+	if (isnan(a) != isnan(b))
+		return isnan(a) ? -1 : 1; /* correct in one run only: the widest win */
+	return isnan(a) || a == b ? 0 : a > b ? -1 : 1;
+}
+
+static void
+cmp_side_cells(struct geak_buf *b, int md, json_t *t, const char *key, char kind)
+{
+	for (int side = 0; side < 2; side++) {
+		json_t *s = json_object_get(t, side ? "b" : "a");
+		geak_buf_puts(b, md ? " " : "<td>");
+		if (json_is_null(s) || !s)
+			geak_buf_puts(b, "absent");
+		else if (kind == 'b')
+			geak_buf_puts(b, json_is_true(json_object_get(s, key)) ? "yes" : "no");
+		else if (kind == 'x')
+			put_speedup(b, num(s, key));
+		else
+			put_cost_of(b, s);
+		geak_buf_puts(b, md ? " |" : "</td>");
+	}
+}
+
+/* w is one of the blank-separated words of list. */
+static int
+one_of(const char *w, const char *list)
+{
+	size_t n = w ? strlen(w) : 0;
+
+	for (const char *p = list; n && *p; p += strcspn(p, " "), p += *p == ' ')
+		if (strncmp(p, w, n) == 0 && (p[n] == ' ' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+static void
+cmp_table(struct geak_buf *b, int md, json_t *cmp, const char *title, const char *winners)
+{
+	json_t *list = json_array(), *t;
+	size_t i, n;
+
+	json_t **v = geak_xcalloc(json_array_size(json_object_get(cmp, "tasks")) + 1, sizeof *v);
+
+	n = 0;
+	json_array_foreach(json_object_get(cmp, "tasks"), i, t)
+		if (one_of(json_string_value(json_object_get(t, "winner")), winners))
+			v[n++] = t;
+	qsort(v, n, sizeof *v, by_margin);
+	for (i = 0; i < n; i++)
+		json_array_append(list, v[i]);
+	free(v);
+	geak_buf_printf(b, md ? "## %s (%zu)\n\n" : "<h2>%s (%zu)</h2>\n", title, n);
+	if (!n) {
+		json_decref(list);
+		return;
+	}
+	geak_buf_puts(b, md ? "| task | winner | by | A exec | B exec | A speedup | B speedup | "
+	    "A cost | B cost |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n" :
+	    "<table class=\"cmp\"><tr><th>task</th><th>winner</th><th>by</th><th>A exec</th>"
+	    "<th>B exec</th><th>A speedup</th><th>B speedup</th><th>A cost</th><th>B cost</th></tr>\n");
+	json_array_foreach(list, i, t) {
+		const char *w = json_string_value(json_object_get(t, "winner"));
+		geak_buf_puts(b, md ? "| " : "<tr><td>");
+		put_text(b, md, json_string_value(json_object_get(t, "id")));
+		geak_buf_printf(b, md ? " | %s | " : "</td><td>%s</td><td>", !strcmp(w, "a") ? "A" :
+		    !strcmp(w, "b") ? "B" : w);
+		if (!isnan(num(t, "margin")))
+			geak_buf_printf(b, "%.2fx", num(t, "margin"));
+		else
+			geak_buf_puts(b, !strcmp(w, "a") || !strcmp(w, "b") ? "correct vs not" : "-");
+		geak_buf_puts(b, md ? " |" : "</td>");
+		cmp_side_cells(b, md, t, "exec", 'b');
+		cmp_side_cells(b, md, t, "speedup", 'x');
+		cmp_side_cells(b, md, t, "cost", '$');
+		geak_buf_puts(b, md ? "\n" : "</tr>\n");
+	}
+	geak_buf_puts(b, md ? "\n" : "</table>\n");
+	json_decref(list);
+}
+
+int
+geak_report_compare_write(const char *path, json_t *cmp)
+{
+	struct geak_buf b = { 0 };
+	int md = geak_report_format(path) == GEAK_REPORT_MD, rc;
+
+	if (md) {
+		geak_buf_puts(&b, "# geak: two runs compared\n\n");
+	} else {
+		html_head(&b);
+		geak_buf_puts(&b, "<h1>geak: two runs compared</h1>\n");
+		cmp_runs(&b, cmp);
+		cmp_cards(&b, cmp);
+		cmp_plots(&b, cmp);
+	}
+	cmp_table(&b, md, cmp, "Where B won", "b");
+	cmp_table(&b, md, cmp, "Where A won", "a");
+	cmp_table(&b, md, cmp, "Ties and tasks neither run solved", "tie neither");
+	if (!md)
+		geak_buf_puts(&b, "<p class=\"muted\">A task is won by the run whose kernel is "
+		    "correct where the other's is not, or faster by more than 2% where both are "
+		    "correct and timed; \"by\" is the winner's speedup over the loser's. Costs are "
+		    "at the list prices of share/prices.tsv (\"unpriced\": no price for the "
+		    "model).</p>\n</body></html>\n");
+	rc = write_page(path, &b);
 	geak_buf_free(&b);
 	return rc;
 }

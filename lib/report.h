@@ -14,4 +14,17 @@ int geak_report_format(const char *path);
  * into place.  0, or -1 after reporting why. */
 int geak_report_write(const char *path, json_t *summary);
 
+/* The parts of the HTML page about each kernel (reportkernel.c): the
+ * style they need, the script they carry, the best wins table and a
+ * folded section per task; gloss says a failure's reason in words. */
+#include "util.h"
+extern const char geak_report_kernel_css[];
+extern const char geak_report_script[];
+void geak_report_wins(struct geak_buf *b, json_t *kernels);
+void geak_report_tasks(struct geak_buf *b, json_t *kernels, const char *(*gloss)(const char *));
+
+/* Write the page comparing two runs (geak-select --compare's JSON) to
+ * path, as geak_report_write does. */
+int geak_report_compare_write(const char *path, json_t *cmp);
+
 #endif

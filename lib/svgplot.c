@@ -336,3 +336,55 @@ geak_svg_roofline(struct geak_buf *b, const char *id, json_t *roof)
 	    json_string_value(json_object_get(roof, "dtype")) : "16-bit", ridge);
 	close_svg(b, title);
 }
+
+/* Both axes log2 over one range: the diagonal is "as fast in both". */
+static double
+scatter_pos(double l, double lo, double hi, double origin, double span)
+{
+	return origin + (l - lo) / (hi - lo) * span;
+}
+
+void
+geak_svg_scatter_log(struct geak_buf *b, const char *title, const char *caption,
+    const double *x, const double *y, const char *const *labels, size_t n,
+    const char *xlabel, const char *ylabel)
+{
+	double lo = -1, hi = 1, sy = SPAN_Y, sx = SPAN_Y; /* square: x as long as y */
+
+	for (size_t i = 0; i < n; i++) {
+		double lx = fmin(fmax(log2(x[i]), -LOG_LIMIT), LOG_LIMIT);
+		double ly = fmin(fmax(log2(y[i]), -LOG_LIMIT), LOG_LIMIT);
+		lo = fmin(lo, floor(fmin(lx, ly) - 0.25)); /* no point on an axis */
+		hi = fmax(hi, ceil(fmax(lx, ly) + 0.25));
+	}
+	open_svg(b, title);
+	for (double k = lo; k <= hi; k++) {
+		double px = scatter_pos(k, lo, hi, PAD_L, sx), py = H - PAD_B - (k - lo) / (hi - lo) * sy;
+		geak_buf_printf(b, "<line x1=\"%d\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"%s\"/>"
+		    "<text x=\"%d\" y=\"%.1f\" class=\"ylab\">%gx</text>"
+		    "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" class=\"%s\"/>"
+		    "<text x=\"%.1f\" y=\"%d\" class=\"xlab\">%gx</text>\n",
+		    PAD_L, PAD_L + sx, py, py, k == 0 ? "base" : "grid", PAD_L - 6, py + 4, pow(2, k),
+		    px, px, PAD_T, H - PAD_B, k == 0 ? "base" : "grid", px, H - PAD_B + 16, pow(2, k));
+	}
+	geak_buf_printf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#9ca3af\"/>\n",
+	    PAD_L, H - PAD_B, PAD_L + sx, PAD_T);
+	for (size_t i = 0; i < n; i++) {
+		double lx = fmin(fmax(log2(x[i]), lo), hi), ly = fmin(fmax(log2(y[i]), lo), hi);
+		const char *color = ly > lx + 0.03 ? GREEN : ly < lx - 0.03 ? RED : "#6b7280";
+		geak_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\" "
+		    "fill-opacity=\"0.75\"><title>", scatter_pos(lx, lo, hi, PAD_L, sx),
+		    H - PAD_B - (ly - lo) / (hi - lo) * sy, color);
+		geak_svg_escape(b, labels[i]);
+		geak_buf_printf(b, ": %.3gx, %.3gx</title></circle>\n", x[i], y[i]);
+	}
+	geak_buf_printf(b, "<text x=\"%.1f\" y=\"%d\" class=\"xlab\">", PAD_L + sx / 2, H - 8);
+	geak_svg_escape(b, xlabel);
+	geak_buf_printf(b, "</text><text x=\"%.1f\" y=\"%d\" class=\"legend\">", PAD_L + sx + 24,
+	    PAD_T + 14);
+	geak_svg_escape(b, ylabel);
+	geak_buf_printf(b, " upwards</text><text x=\"%.1f\" y=\"%d\" class=\"legend\" fill=\"%s\">"
+	    "green: faster in B</text><text x=\"%.1f\" y=\"%d\" class=\"legend\">red: faster in A"
+	    "</text>\n", PAD_L + sx + 24, PAD_T + 34, GREEN, PAD_L + sx + 24, PAD_T + 54);
+	close_svg(b, caption);
+}

@@ -39,4 +39,11 @@ void geak_svg_log_hist(struct geak_buf *b, const char *title, const char *captio
  * nothing without both peaks. */
 void geak_svg_roofline(struct geak_buf *b, const char *id, json_t *roof);
 
+/* One point per task at (x[i], y[i]), both on one log2 scale, with
+ * the diagonal where they are equal: green above it, red below; each
+ * point's tooltip is labels[i] and its values. */
+void geak_svg_scatter_log(struct geak_buf *b, const char *title, const char *caption,
+	const double *x, const double *y, const char *const *labels, size_t n,
+	const char *xlabel, const char *ylabel);
+
 #endif

@@ -1,0 +1,2 @@
+#!/bin/sh
+unit=test-diff . "$(dirname "$0")/unit.sh"
