@@ -727,31 +727,41 @@ value_text(json_t *v)
 
 /* The variables of the KernelBench instruction template: the problem as
  * read statically, with text to show for each input and init value. */
-static json_t *
-kb_vars(json_t *prob, const struct task *t, const char *ref)
+/* A file name as a title: "19_ReLU" or "my_relu" as "ReLU", "my relu". */
+static char *
+kb_title(const char *stem)
 {
-	static const char *const kinds[] = {"", "a single operator", "a fusion of operators",
-		"a whole network"};
-	json_t *vars = json_deep_copy(prob), *list, *item, *ops;
-	struct geak_buf b = {0};
-	long level, number;
-	size_t i;
+	char *clean;
 
-	kb_numbers(t->kernel->name, &level, &number);
-	const char *title = strchr(t->kernel->name, '/') + 1;
-	title += strspn(title, "0123456789");
-	title += *title == '_';
-	char *clean = geak_xstrdup(title);
+	stem += strspn(stem, "0123456789");
+	stem += *stem == '_';
+	clean = geak_xstrdup(stem);
 	for (char *c = clean; *c; c++)
 		if (*c == '_')
 			*c = ' ';
 	for (size_t n = strlen(clean); n && clean[n - 1] == ' '; n--)
 		clean[n - 1] = '\0';
-	json_object_set_new(vars, "title", json_string(clean));
-	free(clean);
-	json_object_set_new(vars, "level", json_integer(level));
-	json_object_set_new(vars, "number", json_integer(number));
-	json_object_set_new(vars, "level_kind", json_string(kinds[level]));
+	return clean;
+}
+
+/* level 0: a problem of the user's own, of no level or number. */
+static json_t *
+kb_vars(json_t *prob, long level, long number, const char *stem, const char *ref)
+{
+	static const char *const kinds[] = {"", "a single operator", "a fusion of operators",
+		"a whole network"};
+	json_t *vars = json_deep_copy(prob), *list, *item, *ops;
+	struct geak_buf b = {0};
+	char *title = kb_title(stem);
+	size_t i;
+
+	json_object_set_new(vars, "title", json_string(title));
+	free(title);
+	if (level >= 1 && level <= 3) {
+		json_object_set_new(vars, "level", json_integer(level));
+		json_object_set_new(vars, "number", json_integer(number));
+		json_object_set_new(vars, "level_kind", json_string(kinds[level]));
+	}
 	json_object_set_new(vars, "reference", json_string(ref));
 	ops = json_object_get(vars, "operators");
 	json_array_foreach(ops, i, item)
@@ -828,6 +838,51 @@ kb_cpu_ok(json_t *prob, long level, long limit)
 	return json_integer_value(n) <= limit;
 }
 
+/* The fields a KernelBench-style problem ref gives task, of the given
+ * level (0: a problem of the user's own, held to no level's size rule),
+ * and its instruction unless instr is given. */
+static void
+kb_fields(json_t *task, const char *ref, long level, long number, const char *stem,
+	const char *instr, const struct opts *o)
+{
+	json_t *prob, *vars, *sigs;
+	char *made, *err = NULL;
+
+	prob = geak_kbprob_read(ref);
+	if (json_is_integer(json_object_get(prob, "input_elements"))) {
+		json_int_t n = json_integer_value(json_object_get(prob, "input_elements"));
+		json_object_set(task, "input_elements", json_object_get(prob, "input_elements"));
+		/* What is not a random draw is made on the host, and a job
+		 * keeps a few copies of its inputs and outputs (4-byte
+		 * elements) beside the interpreter's own 2 GiB. */
+		if (n > 0 && n < ((json_int_t)1 << 40))
+			json_object_set_new(task, "memory_mib",
+			    json_integer(2048 + (KB_MEMORY_COPIES * 4 * n >> 20)));
+	}
+	json_object_set_new(task, "cpu_ok", json_boolean(kb_cpu_ok(prob, level ? level : 1,
+	    o->cpu_elements)));
+	/* What ModelNew must keep: Model's constructor and forward. */
+	sigs = json_array();
+	if (json_is_string(json_object_get(prob, "init_signature")))
+		json_array_append(sigs, json_object_get(prob, "init_signature"));
+	if (json_is_string(json_object_get(prob, "forward_signature")))
+		json_array_append(sigs, json_object_get(prob, "forward_signature"));
+	json_object_set_new(task, "signatures", sigs);
+	if (instr) {
+		set_str(task, "instruction", instr);
+		json_decref(prob);
+		return;
+	}
+	vars = kb_vars(prob, level, number, stem, ref);
+	made = geak_prompt_render_file(o->prompts, "import-kernelbench.txt", vars, &err);
+	json_decref(vars);
+	json_decref(prob);
+	if (!made)
+		geak_die(GEAK_EXIT_FATAL, "import-kernelbench.txt: %s", err);
+	set_str(task, "instruction", made);
+	free(made);
+}
+
 /* A KernelBench task: the problem file is the reference; the harness
  * builds Model and ModelNew from it (geak-eval(1)), so there is no test
  * part. */
@@ -835,9 +890,8 @@ static const char *
 fill_kb(json_t *task, const struct task *t, const struct ctx *c)
 {
 	const char *why, *ref = t->kernel->data;
-	json_t *prob, *vars, *sigs;
 	long level, number;
-	char *instr, *err = NULL, *name;
+	char *name;
 
 	if ((why = not_text(t->kernel)))
 		return why;
@@ -858,33 +912,7 @@ fill_kb(json_t *task, const struct task *t, const struct ctx *c)
 	if (!strstr(ref, "class Model") || !strstr(ref, "def get_inputs") ||
 	    !strstr(ref, "def get_init_inputs"))
 		return "not a KernelBench problem: no class Model, get_inputs or get_init_inputs";
-	prob = geak_kbprob_read(ref);
-	if (json_is_integer(json_object_get(prob, "input_elements"))) {
-		json_int_t n = json_integer_value(json_object_get(prob, "input_elements"));
-		json_object_set(task, "input_elements", json_object_get(prob, "input_elements"));
-		/* What is not a random draw is made on the host, and a job
-		 * keeps a few copies of its inputs and outputs (4-byte
-		 * elements) beside the interpreter's own 2 GiB. */
-		if (n > 0 && n < ((json_int_t)1 << 40))
-			json_object_set_new(task, "memory_mib",
-			    json_integer(2048 + (KB_MEMORY_COPIES * 4 * n >> 20)));
-	}
-	json_object_set_new(task, "cpu_ok", json_boolean(kb_cpu_ok(prob, level, c->o->cpu_elements)));
-	/* What ModelNew must keep: Model's constructor and forward. */
-	sigs = json_array();
-	if (json_is_string(json_object_get(prob, "init_signature")))
-		json_array_append(sigs, json_object_get(prob, "init_signature"));
-	if (json_is_string(json_object_get(prob, "forward_signature")))
-		json_array_append(sigs, json_object_get(prob, "forward_signature"));
-	json_object_set_new(task, "signatures", sigs);
-	vars = kb_vars(prob, t, ref);
-	instr = geak_prompt_render_file(c->o->prompts, "import-kernelbench.txt", vars, &err);
-	json_decref(vars);
-	json_decref(prob);
-	if (!instr)
-		geak_die(GEAK_EXIT_FATAL, "import-kernelbench.txt: %s", err);
-	set_str(task, "instruction", instr);
-	free(instr);
+	kb_fields(task, ref, level, number, strchr(t->kernel->name, '/') + 1, NULL, c->o);
 	return NULL;
 }
 
