@@ -134,8 +134,12 @@ usage(FILE *fp)
 	    "       [--ids LIST|FILE] [--original-hip SOURCE] [--cpu-ok FILE]\n"
 	    "       [--cpu-elements N] [--level3-timeout SECONDS] [--prompts DIR]\n"
 	    "       [--as-candidate] [-l] SOURCE...\n"
+	    "       %s [--code KERNEL.py] [--entry NAME] [--instruction TEXT] [--name NAME]\n"
+	    "       [--as-candidate] [--prompts DIR] [-l] FILE.py...\n"
 	    "Turn TritonBench-revised (tbg, 184 kernels), the ROCm benchmark (rocm, 31)\n"
-	    "and KernelBench (kernelbench) into task records.\n"
+	    "and KernelBench (kernelbench) into task records; or a Python file of your own,\n"
+	    "known by what it defines: a function and inputs() (a plain task), or class\n"
+	    "Model, get_inputs() and get_init_inputs() (a KernelBench-style problem).\n"
 	    "      --suite SUITE         tbg, rocm, kernelbench or all (default)\n"
 	    "      --difficulty LIST     only tbg tasks of these difficulties (1,2,4-5)\n"
 	    "      --level LIST          only KernelBench tasks of these levels (1,3 or 1-2)\n"
@@ -149,8 +153,15 @@ usage(FILE *fp)
 	    "                            problem is task.cpu_ok\n"
 	    "      --level3-timeout S    task.timeout of level-3 KernelBench tasks (default\n"
 	    "                            600; 0: none)\n"
-	    "      --prompts DIR         look for import-kernelbench.txt in DIR first\n"
+	    "      --prompts DIR         look for the import-*.txt templates in DIR first\n"
 	    "      --as-candidate        also the reference as the candidate (code, code_sha)\n"
+	    "      --code KERNEL.py      your own file's starting kernel: the first candidate\n"
+	    "      --entry NAME          the reference function of a plain task (default: the\n"
+	    "                            file's only function besides inputs() and the like)\n"
+	    "      --instruction TEXT    task.instruction (default: written from the function\n"
+	    "                            or the problem, with prompts/import-own.txt or\n"
+	    "                            import-kernelbench.txt)\n"
+	    "      --name NAME           task.name (default: the file's name)\n"
 	    "  -l, --list                print the task ids instead of records\n"
 	    "  -h, --help                this help\n"
 	    "      --version             print the version\n"
@@ -158,7 +169,7 @@ usage(FILE *fp)
 	    "folder), an archive of one (tar, tar.gz, zip, ...; '-' for stdin, read in\n"
 	    "place), or a loose instruction JSON file (GEAK-eval keeps those on its branch\n"
 	    "geak-rocm).\n",
-	    geak_prog);
+	    geak_prog, geak_prog);
 }
 
 /* The file's kind and kernel name from its path, or -1 when unwanted. */
@@ -1013,18 +1024,19 @@ is_own_file(const char *path)
 	return 1;
 }
 
-/* A file name as a Python identifier: "my-op.py" as "my_op". */
+/* A file name without its extension as a Python identifier: "my-op.py"
+ * as "my_op". */
 static char *
 own_name(const char *path)
 {
-	const char *base = strrchr(path, '/');
+	const char *base = strrchr(path, '/'), *dot;
 	char *name;
 	size_t n;
 
 	base = base ? base + 1 : path;
 	n = strlen(base);
-	if (n > 3 && strcmp(base + n - 3, ".py") == 0)
-		n -= 3;
+	if ((dot = strrchr(base, '.')) && dot > base)
+		n = (size_t)(dot - base);
 	name = (n && base[0] >= '0' && base[0] <= '9') ? geak_xasprintf("t%.*s", (int)n, base)
 	                                                : geak_xstrndup(base, n);
 	if (!*name) {
