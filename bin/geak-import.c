@@ -1173,7 +1173,7 @@ build_own(const char *path, const struct opts *o)
 	json_t *rec, *task;
 
 	if (!(why = syntax_error(path)) &&
-	    (form = geak_own_read(src, o->entry, name, &own)) == GEAK_OWN_NONE)
+	    (form = geak_own_read(src, o->entry, stem, &own)) == GEAK_OWN_NONE)
 		why = geak_xasprintf("%s: %s", path, own.why);
 	rec = json_pack("{s:i, s:s++, s:{s:s, s:s, s:s}}", "schema", GEAK_SCHEMA,
 	    "id", form == GEAK_OWN_KERNELBENCH ? "kernelbench" : "plain", "/", name,
