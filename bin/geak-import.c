@@ -2,6 +2,7 @@
  * benchmarks, as a user has them (a checkout, a downloaded archive, loose
  * instruction files), into task records. */
 #include <getopt.h>
+#include <sys/stat.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +10,13 @@
 #include "bench.h"
 #include "benchsrc.h"
 #include "kbprob.h"
+#include "owntask.h"
 #include "prompt.h"
+#include "pyenv.h"
 #include "pysig.h"
 #include "record.h"
 #include "recpool.h"
+#include "runner.h"
 #include "util.h"
 
 /* What a file is, known from its place in the upstream layouts. */
@@ -99,6 +103,10 @@ struct opts {
 	int as_candidate, list;
 	const char *original_hip;
 	const char *cpu_ok_path;
+	/* a task file of the user's own */
+	const char *code_path;    /* --code: the starting kernel */
+	char *code;               /* its text */
+	const char *entry, *instruction, *name;
 };
 
 static const char *const license_tbg = "Apache-2.0";
@@ -126,8 +134,12 @@ usage(FILE *fp)
 	    "       [--ids LIST|FILE] [--original-hip SOURCE] [--cpu-ok FILE]\n"
 	    "       [--cpu-elements N] [--level3-timeout SECONDS] [--prompts DIR]\n"
 	    "       [--as-candidate] [-l] SOURCE...\n"
+	    "       %s [--code KERNEL.py] [--entry NAME] [--instruction TEXT] [--name NAME]\n"
+	    "       [--as-candidate] [--prompts DIR] [-l] FILE.py...\n"
 	    "Turn TritonBench-revised (tbg, 184 kernels), the ROCm benchmark (rocm, 31)\n"
-	    "and KernelBench (kernelbench) into task records.\n"
+	    "and KernelBench (kernelbench) into task records; or a Python file of your own,\n"
+	    "known by what it defines: a function and inputs() (a plain task), or class\n"
+	    "Model, get_inputs() and get_init_inputs() (a KernelBench-style problem).\n"
 	    "      --suite SUITE         tbg, rocm, kernelbench or all (default)\n"
 	    "      --difficulty LIST     only tbg tasks of these difficulties (1,2,4-5)\n"
 	    "      --level LIST          only KernelBench tasks of these levels (1,3 or 1-2)\n"
@@ -141,8 +153,15 @@ usage(FILE *fp)
 	    "                            problem is task.cpu_ok\n"
 	    "      --level3-timeout S    task.timeout of level-3 KernelBench tasks (default\n"
 	    "                            600; 0: none)\n"
-	    "      --prompts DIR         look for import-kernelbench.txt in DIR first\n"
+	    "      --prompts DIR         look for the import-*.txt templates in DIR first\n"
 	    "      --as-candidate        also the reference as the candidate (code, code_sha)\n"
+	    "      --code KERNEL.py      your own file's starting kernel: the first candidate\n"
+	    "      --entry NAME          the reference function of a plain task (default: the\n"
+	    "                            file's only function besides inputs() and the like)\n"
+	    "      --instruction TEXT    task.instruction (default: written from the function\n"
+	    "                            or the problem, with prompts/import-own.txt or\n"
+	    "                            import-kernelbench.txt)\n"
+	    "      --name NAME           task.name (default: the file's name)\n"
 	    "  -l, --list                print the task ids instead of records\n"
 	    "  -h, --help                this help\n"
 	    "      --version             print the version\n"
@@ -150,7 +169,7 @@ usage(FILE *fp)
 	    "folder), an archive of one (tar, tar.gz, zip, ...; '-' for stdin, read in\n"
 	    "place), or a loose instruction JSON file (GEAK-eval keeps those on its branch\n"
 	    "geak-rocm).\n",
-	    geak_prog);
+	    geak_prog, geak_prog);
 }
 
 /* The file's kind and kernel name from its path, or -1 when unwanted. */
@@ -727,31 +746,41 @@ value_text(json_t *v)
 
 /* The variables of the KernelBench instruction template: the problem as
  * read statically, with text to show for each input and init value. */
-static json_t *
-kb_vars(json_t *prob, const struct task *t, const char *ref)
+/* A file name as a title: "19_ReLU" or "my_relu" as "ReLU", "my relu". */
+static char *
+kb_title(const char *stem)
 {
-	static const char *const kinds[] = {"", "a single operator", "a fusion of operators",
-		"a whole network"};
-	json_t *vars = json_deep_copy(prob), *list, *item, *ops;
-	struct geak_buf b = {0};
-	long level, number;
-	size_t i;
+	char *clean;
 
-	kb_numbers(t->kernel->name, &level, &number);
-	const char *title = strchr(t->kernel->name, '/') + 1;
-	title += strspn(title, "0123456789");
-	title += *title == '_';
-	char *clean = geak_xstrdup(title);
+	stem += strspn(stem, "0123456789");
+	stem += *stem == '_';
+	clean = geak_xstrdup(stem);
 	for (char *c = clean; *c; c++)
 		if (*c == '_')
 			*c = ' ';
 	for (size_t n = strlen(clean); n && clean[n - 1] == ' '; n--)
 		clean[n - 1] = '\0';
-	json_object_set_new(vars, "title", json_string(clean));
-	free(clean);
-	json_object_set_new(vars, "level", json_integer(level));
-	json_object_set_new(vars, "number", json_integer(number));
-	json_object_set_new(vars, "level_kind", json_string(kinds[level]));
+	return clean;
+}
+
+/* level 0: a problem of the user's own, of no level or number. */
+static json_t *
+kb_vars(json_t *prob, long level, long number, const char *stem, const char *ref)
+{
+	static const char *const kinds[] = {"", "a single operator", "a fusion of operators",
+		"a whole network"};
+	json_t *vars = json_deep_copy(prob), *list, *item, *ops;
+	struct geak_buf b = {0};
+	char *title = kb_title(stem);
+	size_t i;
+
+	json_object_set_new(vars, "title", json_string(title));
+	free(title);
+	if (level >= 1 && level <= 3) {
+		json_object_set_new(vars, "level", json_integer(level));
+		json_object_set_new(vars, "number", json_integer(number));
+		json_object_set_new(vars, "level_kind", json_string(kinds[level]));
+	}
 	json_object_set_new(vars, "reference", json_string(ref));
 	ops = json_object_get(vars, "operators");
 	json_array_foreach(ops, i, item)
@@ -828,6 +857,51 @@ kb_cpu_ok(json_t *prob, long level, long limit)
 	return json_integer_value(n) <= limit;
 }
 
+/* The fields a KernelBench-style problem ref gives task, of the given
+ * level (0: a problem of the user's own, held to no level's size rule),
+ * and its instruction unless instr is given. */
+static void
+kb_fields(json_t *task, const char *ref, long level, long number, const char *stem,
+	const char *instr, const struct opts *o)
+{
+	json_t *prob, *vars, *sigs;
+	char *made, *err = NULL;
+
+	prob = geak_kbprob_read(ref);
+	if (json_is_integer(json_object_get(prob, "input_elements"))) {
+		json_int_t n = json_integer_value(json_object_get(prob, "input_elements"));
+		json_object_set(task, "input_elements", json_object_get(prob, "input_elements"));
+		/* What is not a random draw is made on the host, and a job
+		 * keeps a few copies of its inputs and outputs (4-byte
+		 * elements) beside the interpreter's own 2 GiB. */
+		if (n > 0 && n < ((json_int_t)1 << 40))
+			json_object_set_new(task, "memory_mib",
+			    json_integer(2048 + (KB_MEMORY_COPIES * 4 * n >> 20)));
+	}
+	json_object_set_new(task, "cpu_ok", json_boolean(kb_cpu_ok(prob, level ? level : 1,
+	    o->cpu_elements)));
+	/* What ModelNew must keep: Model's constructor and forward. */
+	sigs = json_array();
+	if (json_is_string(json_object_get(prob, "init_signature")))
+		json_array_append(sigs, json_object_get(prob, "init_signature"));
+	if (json_is_string(json_object_get(prob, "forward_signature")))
+		json_array_append(sigs, json_object_get(prob, "forward_signature"));
+	json_object_set_new(task, "signatures", sigs);
+	if (instr) {
+		set_str(task, "instruction", instr);
+		json_decref(prob);
+		return;
+	}
+	vars = kb_vars(prob, level, number, stem, ref);
+	made = geak_prompt_render_file(o->prompts, "import-kernelbench.txt", vars, &err);
+	json_decref(vars);
+	json_decref(prob);
+	if (!made)
+		geak_die(GEAK_EXIT_FATAL, "import-kernelbench.txt: %s", err);
+	set_str(task, "instruction", made);
+	free(made);
+}
+
 /* A KernelBench task: the problem file is the reference; the harness
  * builds Model and ModelNew from it (geak-eval(1)), so there is no test
  * part. */
@@ -835,9 +909,8 @@ static const char *
 fill_kb(json_t *task, const struct task *t, const struct ctx *c)
 {
 	const char *why, *ref = t->kernel->data;
-	json_t *prob, *vars, *sigs;
 	long level, number;
-	char *instr, *err = NULL, *name;
+	char *name;
 
 	if ((why = not_text(t->kernel)))
 		return why;
@@ -858,33 +931,7 @@ fill_kb(json_t *task, const struct task *t, const struct ctx *c)
 	if (!strstr(ref, "class Model") || !strstr(ref, "def get_inputs") ||
 	    !strstr(ref, "def get_init_inputs"))
 		return "not a KernelBench problem: no class Model, get_inputs or get_init_inputs";
-	prob = geak_kbprob_read(ref);
-	if (json_is_integer(json_object_get(prob, "input_elements"))) {
-		json_int_t n = json_integer_value(json_object_get(prob, "input_elements"));
-		json_object_set(task, "input_elements", json_object_get(prob, "input_elements"));
-		/* What is not a random draw is made on the host, and a job
-		 * keeps a few copies of its inputs and outputs (4-byte
-		 * elements) beside the interpreter's own 2 GiB. */
-		if (n > 0 && n < ((json_int_t)1 << 40))
-			json_object_set_new(task, "memory_mib",
-			    json_integer(2048 + (KB_MEMORY_COPIES * 4 * n >> 20)));
-	}
-	json_object_set_new(task, "cpu_ok", json_boolean(kb_cpu_ok(prob, level, c->o->cpu_elements)));
-	/* What ModelNew must keep: Model's constructor and forward. */
-	sigs = json_array();
-	if (json_is_string(json_object_get(prob, "init_signature")))
-		json_array_append(sigs, json_object_get(prob, "init_signature"));
-	if (json_is_string(json_object_get(prob, "forward_signature")))
-		json_array_append(sigs, json_object_get(prob, "forward_signature"));
-	json_object_set_new(task, "signatures", sigs);
-	vars = kb_vars(prob, t, ref);
-	instr = geak_prompt_render_file(c->o->prompts, "import-kernelbench.txt", vars, &err);
-	json_decref(vars);
-	json_decref(prob);
-	if (!instr)
-		geak_die(GEAK_EXIT_FATAL, "import-kernelbench.txt: %s", err);
-	set_str(task, "instruction", instr);
-	free(instr);
+	kb_fields(task, ref, level, number, strchr(t->kernel->name, '/') + 1, NULL, c->o);
 	return NULL;
 }
 
@@ -925,11 +972,327 @@ build(const struct task *t, const struct ctx *c)
 	return rec;
 }
 
+/* ---- a task file of the user's own ---- */
+
+/* Archives that a text file never starts with. */
+static const char *const archive_magic[] = {
+	"\x1f\x8b", "BZh", "\xfd" "7zXZ", "\x28\xb5\x2f\xfd", "PK\x03\x04", NULL,
+};
+
+/* 1 when path is a regular file of UTF-8 text that no archive or
+ * instruction file is: a Python file of the user's own, known by its
+ * first bytes (a tar header holds NUL bytes, compressed data is not
+ * UTF-8). */
+static int
+is_own_file(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	char head[8192];
+	struct stat sb;
+	size_t n, cut;
+	json_t *probe;
+	FILE *fp;
+
+	base = base ? base + 1 : path;
+	if (strcmp(path, "-") == 0 || stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
+		return 0;
+	for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+		if (strcmp(base, named[i].name) == 0)
+			return 0;
+	if (!(fp = fopen(path, "rb")))
+		return 0;
+	n = fread(head, 1, sizeof head, fp);
+	fclose(fp);
+	for (int i = 0; archive_magic[i]; i++) {
+		size_t m = strlen(archive_magic[i]);
+		if (n >= m && memcmp(head, archive_magic[i], m) == 0)
+			return 0;
+	}
+	if (memchr(head, '\0', n))
+		return 0;
+	/* The sniffed bytes may end inside a character: not held against it. */
+	cut = n;
+	for (size_t k = 0; k < 3 && cut > 0 && ((unsigned char)head[cut - 1] & 0xc0) == 0x80; k++)
+		cut--;
+	if (cut > 0 && (unsigned char)head[cut - 1] >= 0xc0)
+		cut--;
+	if (n < sizeof head)
+		cut = n;
+	if (!(probe = json_stringn(head, cut)))
+		return 0;
+	json_decref(probe);
+	return 1;
+}
+
+/* A file name without its extension as a Python identifier: "my-op.py"
+ * as "my_op". */
+static char *
+own_name(const char *path)
+{
+	const char *base = strrchr(path, '/'), *dot;
+	char *name;
+	size_t n;
+
+	base = base ? base + 1 : path;
+	n = strlen(base);
+	if ((dot = strrchr(base, '.')) && dot > base)
+		n = (size_t)(dot - base);
+	name = (n && base[0] >= '0' && base[0] <= '9') ? geak_xasprintf("t%.*s", (int)n, base)
+	                                                : geak_xstrndup(base, n);
+	if (!*name) {
+		free(name);
+		return geak_xstrdup("task");
+	}
+	for (char *p = name; *p; p++)
+		if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9')))
+			*p = '_';
+	return name;
+}
+
+/* Python's own parser on the file (parsed, never run): NULL, or
+ * "PATH:LINE: syntax error: what".  NULL too when no Python could be started, said once:
+ * geak-eval then finds the error. */
+static char *
+syntax_error(const char *path)
+{
+	static const char script[] =
+	    "import ast, sys\n"
+	    "try:\n"
+	    "    ast.parse(sys.stdin.buffer.read())\n"
+	    "except SyntaxError as e:\n"
+	    "    print('%s: syntax error: %s' % (e.lineno or 1, e.msg))\n"
+	    "    sys.exit(1)\n";
+	static const char *const allow[] = { "PATH", "LANG", "LC_*", NULL };
+	static const char *const set[] = { "PYTHONDONTWRITEBYTECODE=1", NULL };
+	static int said;
+	struct geak_pyenv py;
+	char **env = geak_env_build(allow, set);
+	char *why = NULL;
+
+	geak_pyenv_find(&py, NULL);
+	char *argv[] = { py.python, "-I", "-S", "-c", (char *)script, NULL };
+	struct geak_run r = { .spawn = { .argv = argv, .envp = env, .stdin_path = path,
+		.keep_fd = -1 }, .timeout_s = 60 };
+	if (geak_run(&r) < 0 || !r.exited || (r.code && r.code != 1)) {
+		if (!said++)
+			geak_warn("%s: the syntax was not checked: %s could not parse it (%s)", path,
+			    py.python, r.errmsg[0] ? r.errmsg : "it failed");
+	} else if (r.code == 1) {
+		size_t n = r.out_len;
+		while (n && r.out[n - 1] == '\n')
+			n--;
+		why = geak_xasprintf("%s:%.*s", path, (int)n, r.out);
+	}
+	geak_run_free(&r);
+	geak_env_free(env);
+	geak_pyenv_free(&py);
+	return why;
+}
+
+/* The text of path, or exit naming it. */
+static char *
+read_text(const char *path, const char *what)
+{
+	size_t len;
+	char *text = geak_read_file(path, &len);
+	json_t *probe;
+
+	if (!text)
+		geak_die(GEAK_EXIT_FATAL, "%s: %s:", what, path);
+	if (strlen(text) != len || !(probe = json_stringn(text, len)))
+		geak_die(GEAK_EXIT_FATAL, "%s: %s: not UTF-8 text", what, path);
+	json_decref(probe);
+	return text;
+}
+
+/* The plain task's fields: the whole file is the reference, the test
+ * (its inputs() or test(fn)) and, with perf_inputs(), the perf script,
+ * so that the constants and helpers they share come with each. */
+static void
+own_plain_fields(json_t *task, const char *src, const struct geak_own *own, const char *path,
+	const struct opts *o)
+{
+	json_t *vars;
+	char *instr, *err = NULL;
+
+	set_str(task, "entry", own->entry);
+	set_str(task, "reference", src);
+	set_str(task, "test", src);
+	if (own->has_perf)
+		set_str(task, "perf", src);
+	else
+		geak_warn("%s: no perf_inputs(): the task's speed will not be measured", path);
+	json_object_set_new(task, "signatures", json_pack("[s]", own->signature));
+	if (o->instruction) {
+		set_str(task, "instruction", o->instruction);
+		return;
+	}
+	vars = json_pack("{s:s, s:s, s:s?, s:s, s:b}", "entry", own->entry, "signature",
+	    own->signature, "docstring", own->docstring, "reference", src, "has_perf", own->has_perf);
+	if (!vars)
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+	instr = geak_prompt_render_file(o->prompts, "import-own.txt", vars, &err);
+	json_decref(vars);
+	if (!instr)
+		geak_die(GEAK_EXIT_FATAL, "import-own.txt: %s", err);
+	set_str(task, "instruction", instr);
+	free(instr);
+}
+
+/* What is wrong with the starting kernel at path for this task, or NULL. */
+static char *
+starting_kernel_fault(const char *path, const char *code, const json_t *task)
+{
+	const char *suite = json_string_value(json_object_get(task, "suite"));
+	const char *entry = json_string_value(json_object_get(task, "entry"));
+	char *why;
+
+	if ((why = syntax_error(path)))
+		return why;
+	if (strcmp(suite, "kernelbench") == 0) {
+		if (!geak_own_defines(code, "class", "ModelNew"))
+			return geak_xasprintf("%s: defines no class ModelNew, the starting "
+			    "kernel of a KernelBench-style problem", path);
+	} else if (!geak_own_defines(code, "def", entry)) {
+		return geak_xasprintf("%s: defines no top-level function %s(), which the task "
+		    "calls", path, entry);
+	}
+	return NULL;
+}
+
+/* The record of the user's file at path: the task, or the error that
+ * says what the file lacks. */
+static json_t *
+build_own(const char *path, const struct opts *o)
+{
+	char *src = read_text(path, "task file"), *stem = own_name(path), *why;
+	const char *name = o->name ? o->name : stem;
+	struct geak_own own = {0};
+	enum geak_own_form form = GEAK_OWN_NONE;
+	json_t *rec, *task;
+
+	if (!(why = syntax_error(path)) &&
+	    (form = geak_own_read(src, o->entry, stem, &own)) == GEAK_OWN_NONE)
+		why = geak_xasprintf("%s: %s", path, own.why);
+	rec = json_pack("{s:i, s:s++, s:{s:s, s:s, s:s}}", "schema", GEAK_SCHEMA,
+	    "id", form == GEAK_OWN_KERNELBENCH ? "kernelbench" : "plain", "/", name,
+	    "task", "suite", form == GEAK_OWN_KERNELBENCH ? "kernelbench" : "plain",
+	    "name", name, "source", path);
+	if (!rec)
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+	task = json_object_get(rec, "task");
+	if (form == GEAK_OWN_KERNELBENCH) {
+		set_str(task, "variant", "own");
+		set_str(task, "reference", src);
+		set_str(task, "test", "");
+		kb_fields(task, src, 0, 0, stem, o->instruction, o);
+		if (o->entry)
+			geak_warn("%s: a KernelBench-style problem: --entry %s is not used", path,
+			    o->entry);
+	} else if (form == GEAK_OWN_PLAIN) {
+		own_plain_fields(task, src, &own, path, o);
+	}
+	geak_own_free(&own);
+	if (!why && o->code_path)
+		why = starting_kernel_fault(o->code_path, o->code, task);
+	if (!why && (o->code_path || o->as_candidate)) {
+		const char *code = o->code_path ? o->code : src;
+		char sha[65];
+		geak_sha256_hex(code, strlen(code), sha);
+		set_str(rec, "code", code);
+		set_str(rec, "code_sha", sha);
+		if (o->code_path)
+			set_str(rec, "mode", "given");
+	}
+	if (why) {
+		geak_warn("%s", why);
+		geak_set_error(rec, "import", "bad_task", "%s", why);
+		free(why);
+	}
+	free(src);
+	free(stem);
+	return rec;
+}
+
+struct own_emit {
+	char **paths;
+	int n, next;
+	const struct opts *o;
+};
+
+static json_t *
+next_own(void *arg)
+{
+	struct own_emit *e = arg;
+
+	return e->next < e->n ? build_own(e->paths[e->next++], e->o) : NULL;
+}
+
+/* 1 when the sources are the user's own files; exit when they are
+ * mixed with benchmarks, or the options for either are misplaced. */
+static int
+own_sources(char **srcs, int n, const struct opts *o)
+{
+	int own = 0;
+
+	for (int i = 0; i < n; i++)
+		own += is_own_file(srcs[i]);
+	if (own && own < n) {
+		for (int i = 0; i < n; i++)
+			if (!is_own_file(srcs[i]))
+				geak_warn("%s: a benchmark source, given with task files of your "
+				    "own: import them apart", srcs[i]);
+		exit(GEAK_EXIT_USAGE);
+	}
+	if (!own && (o->code_path || o->entry || o->instruction || o->name)) {
+		geak_warn("--code, --entry, --instruction and --name are for a Python task "
+		    "file of your own; %s is none", srcs[0]);
+		exit(GEAK_EXIT_USAGE);
+	}
+	if (own > 1 && (o->code_path || o->entry || o->name || o->instruction)) {
+		geak_warn("--code, --entry, --instruction and --name are for one task file, not %d",
+		    own);
+		exit(GEAK_EXIT_USAGE);
+	}
+	return own > 0;
+}
+
+/* Records of the user's own files.  Returns the exit status. */
+static int
+import_own(char **paths, int n, const struct opts *o)
+{
+	struct own_emit e = { paths, n, 0, o };
+	struct geak_pool pool = { .source = next_own, .arg = &e };
+
+	if (o->list) {
+		for (int i = 0; i < n; i++) {
+			json_t *rec = build_own(paths[i], o);
+			if (printf("%s\n", json_string_value(json_object_get(rec, "id"))) < 0)
+				geak_die(GEAK_EXIT_FATAL, "stdout: write failed:");
+			json_decref(rec);
+		}
+		return geak_fshut(stdout, "stdout") < 0 ? GEAK_EXIT_FATAL : GEAK_EXIT_OK;
+	}
+	return geak_pool_run(&pool);
+}
+
+static const char *
+want_identifier(const char *arg, const char *opt)
+{
+	if (!*arg || (*arg >= '0' && *arg <= '9') || strspn(arg,
+	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != strlen(arg)) {
+		geak_warn("%s: '%s' is not a Python identifier", opt, arg);
+		exit(GEAK_EXIT_USAGE);
+	}
+	return arg;
+}
+
 static void
 parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_SUITE = 256, O_DIFF, O_IDS, O_ORIG, O_CPU, O_CAND, O_VERSION, O_LEVEL,
-		O_CPU_ELEM, O_L3_TIMEOUT, O_PROMPTS };
+		O_CPU_ELEM, O_L3_TIMEOUT, O_PROMPTS, O_CODE, O_ENTRY, O_INSTR, O_NAME };
 	static const struct option longopts[] = {
 		{"suite", required_argument, NULL, O_SUITE},
 		{"difficulty", required_argument, NULL, O_DIFF},
@@ -941,6 +1304,10 @@ parse_args(int argc, char **argv, struct opts *o)
 		{"original-hip", required_argument, NULL, O_ORIG},
 		{"cpu-ok", required_argument, NULL, O_CPU},
 		{"as-candidate", no_argument, NULL, O_CAND},
+		{"code", required_argument, NULL, O_CODE},
+		{"entry", required_argument, NULL, O_ENTRY},
+		{"instruction", required_argument, NULL, O_INSTR},
+		{"name", required_argument, NULL, O_NAME},
 		{"list", no_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, O_VERSION},
@@ -977,6 +1344,10 @@ parse_args(int argc, char **argv, struct opts *o)
 		case O_ORIG: o->original_hip = optarg; break;
 		case O_CPU: o->cpu_ok_path = optarg; break;
 		case O_CAND: o->as_candidate = 1; break;
+		case O_CODE: o->code_path = optarg; break;
+		case O_ENTRY: o->entry = want_identifier(optarg, "--entry"); break;
+		case O_INSTR: o->instruction = optarg; break;
+		case O_NAME: o->name = want_identifier(optarg, "--name"); break;
 		case 'l': o->list = 1; break;
 		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") ? GEAK_EXIT_FATAL : GEAK_EXIT_OK);
 		case O_VERSION: geak_print_version(); exit(GEAK_EXIT_OK);
@@ -989,6 +1360,19 @@ parse_args(int argc, char **argv, struct opts *o)
 		usage(stderr);
 		exit(GEAK_EXIT_USAGE);
 	}
+}
+
+static int
+finish_own(char **paths, int n, struct opts *o)
+{
+	int status;
+
+	if (o->code_path)
+		o->code = read_text(o->code_path, "--code");
+	status = import_own(paths, n, o);
+	free(o->code);
+	free(o->id_used);
+	return status;
 }
 
 static void
@@ -1123,6 +1507,8 @@ main(int argc, char **argv)
 
 	geak_setprog(argv[0]);
 	parse_args(argc, argv, &o);
+	if (own_sources(argv + optind, argc - optind, &o))
+		return finish_own(argv + optind, argc - optind, &o);
 	read_sources(&st, argv + optind, argc - optind, o.original_hip);
 	c.tbg_index = index_instructions(&st, K_TBG_INSTR);
 	c.rocm_index = index_instructions(&st, K_ROCM_INSTR);

@@ -28,7 +28,8 @@ geak-slurm.1-2 it needs a Slurm cluster with GPUs
 ran="geak-eval.1-1 geak-eval.1-2 geak-eval.1-4 geak-gen.1-2 geak-gen.1-3 geak-gen.1-5
 geak-gen.1-6 geak-opt.1-1 geak-opt.1-2 geak-reflect.1-1 geak-reflect.1-2 geak-retrieve.1-1
 geak-retrieve.1-2 geak-retrieve.1-3 geak-loop.1-1 geak-select.1-1 geak-select.1-2
-geak-select.1-3 geak-select.1-4 geak-slurm.1-3 geak-import.1-1 geak-import.1-2 geak-import.1-3 geak-import.1-4"
+geak-select.1-3 geak-select.1-4 geak-slurm.1-3 geak-import.1-1 geak-import.1-2 geak-import.1-3 geak-import.1-4
+geak-import.1-6"
 
 # Each block as shell text: mdoc's \e is a backslash, a "$ " prompt goes.
 mkdir ex
@@ -100,6 +101,8 @@ add_kernel_file mine.py
 (cd "$top/share/corpus" && tar czf "$scratch/triton-kernels.tar.gz" softmax.py relu.py layer_norm.py)
 jq -n --rawfile a "$top/share/corpus/softmax.py" --rawfile b "$top/share/corpus/relu.py" \
 	'[{code: $a, description_1: "row-wise softmax"}, {code: $b, description_1: "relu"}]' > train_crawl.json
+# The tasks of one's own that the source tree ships.
+ln -s "$top/examples" examples
 mkdir cmd
 ln -s "$top/examples/loop.sh" cmd/geak-loop
 ln -s "$top/examples/parallel.sh" cmd/geak-parallel
