@@ -2,7 +2,8 @@
 # Set up a machine for geak: the C libraries (Debian packages) and the
 # evaluation harness's Python environment (.venv).  Installs only what is
 # missing.  Where it cannot install (not root, not Debian, no network) it
-# prints what is missing and how to get it, and fails.
+# prints what is missing and how to get it, and fails (after setting up
+# what it can).
 #
 # torch is built for one kind of machine, so the environment gets the
 # build for this one:
@@ -72,14 +73,14 @@ if [ -n "$missing" ]; then
 		export DEBIAN_FRONTEND=noninteractive
 		apt-get update -qq >/dev/null &&
 		apt-get install -y -qq --no-install-recommends $missing >/dev/null || {
-			echo "deps: apt-get install failed for:$missing" >&2; exit 1; }
+			echo "deps: apt-get install failed for:$missing" >&2; return 1; }
 	else
 		echo "deps: missing:$missing" >&2
 		echo "deps: as root on Debian or Ubuntu: apt-get install$missing" >&2
 		echo "deps: elsewhere install jansson, libcurl, libarchive and cmocka" \
 			"development files, jq, perl (prove), mandoc, clang, flock, and for" \
 			"the cluster tests Slurm (slurmctld, slurmd, its client) and munge" >&2
-		exit 1
+		return 1
 	fi
 fi
 
@@ -100,10 +101,10 @@ if command -v clang >/dev/null 2>&1 && ! fuzz_links; then
 		export DEBIAN_FRONTEND=noninteractive
 		apt-get update -qq >/dev/null &&
 		apt-get install -y -qq --no-install-recommends "$rt" >/dev/null || {
-			echo "deps: apt-get install failed for: $rt" >&2; exit 1; }
+			echo "deps: apt-get install failed for: $rt" >&2; return 1; }
 	else
 		echo "deps: clang cannot link libFuzzer: install $rt" >&2
-		exit 1
+		return 1
 	fi
 fi
 }
@@ -239,7 +240,10 @@ venv_on() {
 	cand=$1
 	shift
 	say "using the torch of $cand: torch $3 built for $(label "$1"), sees $2 GPU(s), triton $4"
+	# A Python without ensurepip makes a venv without pip, which this one
+	# needs only where numpy or pytest are missing.
 	run "$cand" -m venv --clear --system-site-packages "$venv" ||
+	run "$cand" -m venv --clear --system-site-packages --without-pip "$venv" ||
 		{ echo "deps: cannot create $venv" >&2; exit 1; }
 	# A venv's packages are not a system's: the new one is told of them.
 	base=$("$cand" -c 'import site, sys
@@ -356,7 +360,10 @@ setup_gpu() {
 	say "$venv ready: torch $3 built for $(label "$1"), sees $2 GPU(s), triton $4, numpy $5, pytest $6"
 }
 
-[ -n "$dry" ] || debian_packages
+# The Python environment is set up even where Debian packages are
+# missing (they are said first), and then the run fails.
+debian=ok
+[ -n "$dry" ] || debian_packages || debian=
 kind=$want
 why="TORCH=$want"
 if [ "$want" = auto ]; then
@@ -365,6 +372,9 @@ if [ "$want" = auto ]; then
 	why=$gpu_why
 fi
 case $kind in
-cpu) setup_cpu ;;
-*) setup_gpu ;;
+cpu) (setup_cpu) ;;
+*) (setup_gpu) ;;
 esac
+status=$?
+[ -n "$debian" ] || { echo "deps: the Debian packages above are still missing" >&2; exit 1; }
+exit $status
