@@ -107,9 +107,13 @@ bench: all
 demo:
 	@sh examples/demo.sh
 
-# Set-up: Debian packages and the harness's Python environment.
+# Set-up: Debian packages and the harness's Python environment, with the
+# torch build for this machine's GPU (TORCH=auto) or the one named
+# (TORCH=cuda, rocm or cpu); TORCH_INDEX=URL: the index torch comes from.
+TORCH       ?= auto
+TORCH_INDEX ?=
 deps:
-	@sh share/setup/deps.sh
+	@TORCH='$(TORCH)' TORCH_INDEX='$(TORCH_INDEX)' sh share/setup/deps.sh
 
 # The loop drivers, installed as commands (geak-slurm runs geak-loop).
 DRIVERS = examples/loop.sh=geak-loop examples/parallel.sh=geak-parallel bin/geak-slurm.sh=geak-slurm

@@ -176,21 +176,55 @@ cannot_start(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A GPU that torch cannot use, in the user's terms. */
+/* The driver of the machine's GPUs, as geak_gpu_list says it ("cuda
+ * 12.4"); NULL when none says.  Caller frees. */
+static char *
+gpu_driver(void)
+{
+	char err[256], *driver = NULL;
+	json_t *list, *g;
+	size_t i;
+
+	if (geak_gpu_list(&list, err, sizeof err) < 0)
+		return NULL;
+	json_array_foreach(list, i, g)
+		if (!driver && json_is_string(json_object_get(g, "driver")))
+			driver = geak_xstrdup(geak_get_str(g, "driver"));
+	json_decref(list);
+	return driver;
+}
+
+/* A GPU that torch cannot use, in the user's terms: a CPU build, a build
+ * for the other vendor's GPUs (with how to get the right one), or a
+ * device that a fitting build does not see. */
 static void
-say_unusable(char *why, size_t n, const char *gpu, const char *torch, int cpu_build,
+say_unusable(char *why, size_t n, const char *gpu, const char *torch, json_t *build,
     const char *err)
 {
-	if (cpu_build)
-		snprintf(why, n, "GPU %s cannot be used: the torch of %s (%s, %s) is a CPU build; "
-		    "evaluate on the CPU with --cpu, or name a Python with a CUDA or ROCm build of "
-		    "torch with --python or GEAK_PYTHON", gpu, pyenv.python, pyenv.from,
-		    torch ? torch : "?");
-	else
+	const char *built_for = geak_pyenv_build_vendor(build);
+	const char *vendor = geak_eopt.vendor;
+	char fix[1024], *driver;
+
+	if (!json_is_object(build) || (built_for && (!vendor || !strcmp(built_for, vendor)))) {
 		snprintf(why, n, "GPU %s cannot be used: torch %s sees no GPU there%s%s%s; check "
 		    "geak-eval --list-gpus and CUDA_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES, or "
 		    "evaluate on the CPU with --cpu", gpu, torch ? torch : "", err ? " (" : "",
 		    err ? err : "", err ? ")" : "");
+		return;
+	}
+	driver = gpu_driver();
+	geak_pyenv_gpu_fix(&pyenv, vendor, driver, torch, fix, sizeof fix);
+	free(driver);
+	if (!built_for)
+		snprintf(why, n, "GPU %s cannot be used: the torch of %s (%s, %s) is a CPU build; "
+		    "%s; or evaluate on the CPU with --cpu", gpu, pyenv.python, pyenv.from,
+		    torch ? torch : "?", fix);
+	else
+		snprintf(why, n, "GPU %s cannot be used: it is an %s GPU and the torch of %s (%s, %s) "
+		    "is built for %s %s; %s; or evaluate on the CPU with --cpu", gpu,
+		    !strcmp(vendor, "amd") ? "AMD" : "NVIDIA", pyenv.python, pyenv.from,
+		    torch ? torch : "?", !strcmp(built_for, "amd") ? "ROCm" : "CUDA",
+		    geak_get_str(build, !strcmp(built_for, "amd") ? "hip" : "cuda"), fix);
 }
 
 /* 1, with why, when the slot's GPU gives torch no device. */
@@ -202,8 +236,7 @@ gpu_unusable(struct geak_slot *s, char *why, size_t n)
 	if (!s->gpu || json_is_string(geak_get(hello, "device.name")))
 		return 0;
 	say_unusable(why, n, s->gpu, geak_get_str(hello, "versions.torch"),
-	    geak_pyenv_cpu_build(json_object_get(hello, "build")),
-	    geak_get_str(hello, "device.error"));
+	    json_object_get(hello, "build"), geak_get_str(hello, "device.error"));
 	return 1;
 }
 
@@ -513,6 +546,17 @@ say_mode(void)
 	printf(" (%s)\n", geak_eopt.gpus_given ? "--gpus" : "found");
 }
 
+/* 1 when a torch build cannot use the machine's GPUs: a CPU build, or
+ * one for the other vendor's. */
+static int
+unfit_build(json_t *build)
+{
+	const char *built_for = geak_pyenv_build_vendor(build);
+
+	return geak_pyenv_cpu_build(build) ||
+	    (built_for && geak_eopt.vendor && strcmp(built_for, geak_eopt.vendor));
+}
+
 /* The answer, on stdout: 0 when the harness starts and can use what it
  * was given, else 1 after a line that says what is wrong. */
 static void say_counters(void);
@@ -552,8 +596,9 @@ check(struct geak_slot *s)
 	}
 	/* Known without starting the harness (which tries every sandbox
 	 * layer before it gives up on a device). */
-	if (s->gpu && geak_pyenv_cpu_build(json_object_get(probe, "torch"))) {
-		say_unusable(why, sizeof why, s->gpu, geak_get_str(probe, "torch.version"), 1, NULL);
+	if (s->gpu && unfit_build(json_object_get(probe, "torch"))) {
+		say_unusable(why, sizeof why, s->gpu, geak_get_str(probe, "torch.version"),
+		    json_object_get(probe, "torch"), NULL);
 		printf("FAILED: %s\n", why);
 		json_decref(probe);
 		return 1;

@@ -169,6 +169,59 @@ geak_pyenv_cpu_build(json_t *build)
 	    !json_is_string(json_object_get(build, "hip"));
 }
 
+const char *
+geak_pyenv_build_vendor(json_t *build)
+{
+	if (json_is_string(json_object_get(build, "hip")))
+		return "amd";
+	if (json_is_string(json_object_get(build, "cuda")))
+		return "nvidia";
+	return NULL;
+}
+
+/* PyTorch's wheel index for a driver ("cuda 12.4": .../cu124, "hip 6.2":
+ * .../rocm6.2), with a placeholder where the driver is not known. */
+static void
+torch_index(const char *vendor, const char *driver, char *out, size_t outlen)
+{
+	unsigned major, minor;
+	int amd = !strcmp(vendor, "amd");
+
+	if (driver && sscanf(driver, amd ? "hip %u.%u" : "cuda %u.%u", &major, &minor) == 2)
+		snprintf(out, outlen, "https://download.pytorch.org/whl/%s%u%s%u", amd ? "rocm" : "cu",
+		    major, amd ? "." : "", minor);
+	else
+		snprintf(out, outlen, "https://download.pytorch.org/whl/%s", amd ? "rocmX.Y" : "cuXYZ");
+}
+
+void
+geak_pyenv_gpu_fix(const struct geak_pyenv *py, const char *vendor, const char *driver,
+    const char *torch, char *out, size_t outlen)
+{
+	char index[128], pinned[64] = "torch";
+	const char *build, *kind, *then;
+
+	if (!vendor || (strcmp(vendor, "nvidia") && strcmp(vendor, "amd"))) {
+		snprintf(out, outlen, "run `make deps TORCH=cuda` (or TORCH=rocm) in geak's source "
+		    "tree, or name a Python with a CUDA or ROCm build of torch with --python or "
+		    "GEAK_PYTHON");
+		return;
+	}
+	build = strcmp(vendor, "amd") ? "CUDA" : "ROCm";
+	kind = strcmp(vendor, "amd") ? "cuda" : "rocm";
+	torch_index(vendor, driver, index, sizeof index);
+	/* The same release, in the other build: "2.13.0+cpu" is 2.13.0. */
+	if (torch && isdigit((unsigned char)*torch))
+		snprintf(pinned, sizeof pinned, "torch==%.*s", (int)strcspn(torch, "+ "), torch);
+	/* make deps builds the tree's .venv, which a named Python overrides. */
+	then = !strcmp(py->from, "--python") ? ", then leave out --python" :
+	    !strcmp(py->from, "$GEAK_PYTHON") ? ", then unset GEAK_PYTHON" : "";
+	snprintf(out, outlen, "for its %s GPUs run `make deps TORCH=%s` in geak's source tree "
+	    "(a %s build of torch in its .venv%s), or put one into that Python: "
+	    "%s -m pip install --force-reinstall %s --index-url %s", !strcmp(vendor, "amd") ?
+	    "AMD" : "NVIDIA", kind, build, then, py->python, pinned, index);
+}
+
 /* "ModuleNotFoundError: ...": a dotted name ending in Error or
  * Exception, then a colon. */
 static int

@@ -35,6 +35,19 @@ char *geak_pyenv_missing(json_t *probe);
  * worker's greeting, or of a probe's torch. */
 int geak_pyenv_cpu_build(json_t *build);
 
+/* The vendor whose GPUs a torch build runs on: "amd" for a ROCm build,
+ * "nvidia" for a CUDA build, NULL for a CPU build (the same build fields
+ * as geak_pyenv_cpu_build). */
+const char *geak_pyenv_build_vendor(json_t *build);
+
+/* How to get a torch that can use the machine's GPUs, as one clause:
+ * vendor and driver as geak_gpu_list gives them ("nvidia", "cuda 12.4";
+ * "amd", "hip 6.2"; either may be NULL), torch the version the Python
+ * has now (NULL when none).  It names `make deps TORCH=...` and the pip
+ * command that puts such a build into that Python. */
+void geak_pyenv_gpu_fix(const struct geak_pyenv *py, const char *vendor, const char *driver,
+	const char *torch, char *out, size_t outlen);
+
 /* Why the harness worker would not start, in the user's terms, from
  * the error geak-eval got (the worker's traceback, or why it could not
  * be run): what is missing and what to do, and, unless in_check, that

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no Python with torch and triton ($GEAK_PYTHON)"
 command -v jq >/dev/null || skip_all "no jq"
-plan 31
+plan 36
 
 cpu_torch=$("$GEAK_PYTHON" -c 'import torch; print(int(not torch.version.cuda and not torch.version.hip))')
 add_kernel_file mine.py
@@ -37,7 +37,8 @@ if [ "$cpu_torch" = 1 ] && $cc -shared -fPIC -o fake/libcuda.so.1 "$top/tests/gp
 	check_match "the runtimes' GPUs, and torch's none" \
 		'GPUs listed \(--list-gpus\): 0 NVIDIA H100 80GB HBM3, 1 NVIDIA H100 80GB HBM3.*GPUs torch sees: none' \
 		"$(tr '\n' ' ' < seen.out)"
-	check_match "... and what to do" '^FAILED: GPU 0 cannot be used: the torch of .* is a CPU build; evaluate on the CPU with --cpu' \
+	check_match "... and what to do: make deps for CUDA, or pip from the index for the driver" \
+		'^FAILED: GPU 0 cannot be used: the torch of .* is a CPU build; for its NVIDIA GPUs run `make deps TORCH=cuda` in geak.s source tree .*-m pip install --force-reinstall torch==[0-9.]+ --index-url https://download.pytorch.org/whl/cu124; or evaluate on the CPU with --cpu$' \
 		"$(cat seen.out)"
 	if command -v ncu > /dev/null || [ -x /usr/local/cuda/bin/ncu ]; then
 		skip "an ncu is installed here"
@@ -56,6 +57,38 @@ else
 	skip "torch is not a CPU build, or no C compiler"
 	skip "torch is not a CPU build, or no C compiler"
 	skip "torch is not a CPU build, or no C compiler"
+fi
+
+# A torch built for the other vendor's GPUs: a stand-in Python answers
+# the probe as a ROCm build on the NVIDIA machine, as a CUDA build on an
+# AMD one (a stand-in libamdhip64 alone), and as a CPU build there.
+fake_python() { # NAME TORCH-FIELDS
+	printf '#!/bin/sh\necho %s\n' "'{\"python\": \"3.12.3\", \"numpy\": {\"version\": \"2.3.5\"}, \"triton\": {\"version\": \"3.6.0\"}, \"torch\": {$2, \"gpus\": []}}'" > "$1"
+	chmod +x "$1"
+}
+fake_python rocm-py '"version": "2.9.1+rocm6.4", "cuda": null, "hip": "6.4.43482"'
+fake_python cuda-py '"version": "2.11.0+cu128", "cuda": "12.8", "hip": null'
+fake_python cpu-py '"version": "2.13.0+cpu", "cuda": null, "hip": null'
+mkdir amd
+if [ -r fake/libcuda.so.1 ] && $cc -shared -fPIC -o amd/libamdhip64.so "$top/tests/gpu/fake-hip.c" 2>/dev/null; then
+	LD_LIBRARY_PATH=$scratch/fake ROCM_PATH=/nonexistent geak-eval --check --python ./rocm-py > rocm.out 2>&1
+	check_same "a ROCm build of torch on NVIDIA GPUs: exit 1" 1 $?
+	check_match "... says which build meets which GPU, and the fix for NVIDIA" \
+		'^FAILED: GPU 0 cannot be used: it is an NVIDIA GPU and the torch of .*/rocm-py \(--python, 2.9.1\+rocm6.4\) is built for ROCm 6.4.43482; for its NVIDIA GPUs run `make deps TORCH=cuda` .*then leave out --python.* --force-reinstall torch==2.9.1 --index-url https://download.pytorch.org/whl/cu124;' \
+		"$(cat rocm.out)"
+	LD_LIBRARY_PATH=$scratch/amd geak-eval --check --python ./cuda-py > cuda.out 2>&1
+	check_match "a CUDA build on AMD GPUs: make deps TORCH=rocm, the index for the HIP runtime" \
+		'^FAILED: GPU 0 cannot be used: it is an AMD GPU and the torch of .* is built for CUDA 12.8; for its AMD GPUs run `make deps TORCH=rocm` .* --index-url https://download.pytorch.org/whl/rocm6.2;' \
+		"$(cat cuda.out)"
+	LD_LIBRARY_PATH=$scratch/amd geak-eval --check --python ./cpu-py > cpu-amd.out 2>&1
+	check_match "a CPU build on AMD GPUs: the same fix" \
+		'is a CPU build; for its AMD GPUs run `make deps TORCH=rocm` .* --force-reinstall torch==2.13.0 --index-url https://download.pytorch.org/whl/rocm6.2;' \
+		"$(cat cpu-amd.out)"
+	LD_LIBRARY_PATH=$scratch/fake ROCM_PATH=/nonexistent geak-eval --check --python ./cuda-py > fit.out 2>&1
+	check_same "a CUDA build on NVIDIA GPUs is no mismatch: it is started (and here sees none)" \
+		"" "$(grep 'is built for' fit.out)"
+else
+	for i in 1 2 3 4 5; do skip "no C compiler for the stand-in runtimes"; done
 fi
 
 # SIGTERM while it waits for input, after the GPU runtime started a thread
