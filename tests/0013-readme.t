@@ -67,6 +67,7 @@ emit() {
 		sed -e ':a' -e '/\\$/{N; s/\\\n//; ba' -e '}' | tr '\n' ' ' | tr -s ' \t' '  ' |
 		sed 's/^ //; s/ $//')
 	acc=
+	[ -n "$key" ] || return 0 # a comment alone: nothing to run
 	grep -qxF -- "$key" cmd/keys 2>/dev/null && return 0 # said before: run once
 	n=$((n + 1))
 	printf '%s\n' "$key" >> cmd/keys
