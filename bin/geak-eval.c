@@ -885,6 +885,11 @@ setup(const char *harness_dir)
 	scratch_owner = getpid();
 	if (atexit(remove_scratch) != 0)
 		geak_die(GEAK_EXIT_FATAL, "atexit: cannot register the run directory's removal");
+	/* Named ours, so that a later run removes it if we are killed;
+	 * then the folders of runs killed before go. */
+	if (geak_workdir_claim(geak_eopt.scratch) < 0)
+		geak_die(GEAK_EXIT_FATAL, "%s: cannot mark it as this run's:", geak_eopt.scratch);
+	geak_workdir_sweep(geak_eopt.tmp_parent, "geak-eval-");
 	jobs = geak_xasprintf("%s/jobs", geak_eopt.scratch);
 	if (mkdir(jobs, 0700) < 0)
 		geak_die(GEAK_EXIT_FATAL, "%s:", jobs);
