@@ -633,7 +633,8 @@ usage(FILE *fp)
 	    "       [--speedup-limit X] [--no-perf]\n"
 	    "       [--profile] [--ncu PATH|off] [--static strict|warn|off] [--python PATH]\n"
 	    "       [--harness DIR] [--tmpdir DIR]\n"
-	    "       [--file-limit MIB] [--memory-limit MIB] [--proc-limit N] [--shard K/N] [--keep]\n"
+	    "       [--file-limit MIB] [--memory-limit MIB] [--max-task-timeout S]\n"
+	    "       [--max-task-memory MIB] [--proc-limit N] [--shard K/N] [--keep]\n"
 	    "       [-u] [-v] [file ...]\n"
 	    "       %s --check [-g LIST | --cpu] [--python PATH]\n"
 	    "       %s --list-gpus\n"
@@ -644,7 +645,9 @@ usage(FILE *fp)
 	    "      --cpu               Triton's interpreter on the CPU: call and exec only\n"
 	    "      --cache DIR         the evaluation cache (default ~/.cache/geak)\n"
 	    "      --no-cache          neither read nor write the cache\n"
-	    "      --timeout S         seconds a job may run after its first call (default 120)\n"
+	    "      --timeout S         seconds a job may run after its first call (default\n"
+	    "                          120, or the task's own timeout when not given)\n"
+	    "      --max-task-timeout S  the most a task's own timeout may be (default 900)\n"
 	    "      --compile-timeout S seconds until the first call returns (default 300)\n"
 	    "      --seeds N           seeds per correctness check (default 3)\n"
 	    "      --reps N            timed calls per case and side, at most (default 20)\n"
@@ -665,7 +668,10 @@ usage(FILE *fp)
 	    "      --file-limit MIB    the largest file a job may write (default 32768)\n"
 	    "      --memory-limit MIB  the memory a job may use, 0: no limit (default three\n"
 	    "                          quarters of the host's over -j, at least 2048; a job\n"
-	    "                          killed there runs once more with what the host has)\n"
+	    "                          killed there runs once more with what the host has;\n"
+	    "                          when not given, the task's own memory_mib)\n"
+	    "      --max-task-memory MIB  the most a task's own memory may be (default half\n"
+	    "                          the host's)\n"
 	    "      --proc-limit N      processes and threads a job may have, 0: no limit\n"
 	    "                          (default 256)\n"
 	    "      --shard K/N         only the input's records numbered K modulo N (from 0)\n"
@@ -706,7 +712,7 @@ static char *ncu_given;
 
 enum { O_CACHE = 256, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_CASES, O_LIMIT,
 	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU, O_NOPERF, O_STATIC, O_FILES,
-	O_CHECK, O_MEMORY, O_PROCS, O_PROFILE, O_NCU, O_SHARD };
+	O_CHECK, O_MEMORY, O_PROCS, O_PROFILE, O_NCU, O_SHARD, O_MAXTIME, O_MAXMEM };
 
 static void
 parse_args(int argc, char **argv, const char **harness_dir)
@@ -729,6 +735,8 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		{ "check", no_argument, NULL, O_CHECK },
 		{ "file-limit", required_argument, NULL, O_FILES },
 		{ "memory-limit", required_argument, NULL, O_MEMORY },
+		{ "max-task-timeout", required_argument, NULL, O_MAXTIME },
+		{ "max-task-memory", required_argument, NULL, O_MAXMEM },
 		{ "proc-limit", required_argument, NULL, O_PROCS },
 		{ "shard", required_argument, NULL, O_SHARD },
 		{ "list-gpus", no_argument, NULL, O_LIST }, { "cpu", no_argument, NULL, O_CPU }, { "help", no_argument, NULL, 'h' },
@@ -743,7 +751,16 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		case O_CPU: geak_eopt.cpu = 1; break;
 		case O_CACHE: free(geak_eopt.cache_dir); geak_eopt.cache_dir = geak_xstrdup(optarg); break;
 		case O_NOCACHE: geak_eopt.no_cache = 1; break;
-		case O_TIMEOUT: geak_eopt.timeout_s = geak_parse_double(optarg, "--timeout", 1, 86400); break;
+		case O_TIMEOUT:
+			geak_eopt.timeout_s = geak_parse_double(optarg, "--timeout", 1, 86400);
+			geak_eopt.timeout_given = 1;
+			break;
+		case O_MAXTIME:
+			geak_eopt.max_task_timeout_s = geak_parse_double(optarg, "--max-task-timeout", 1, 86400);
+			break;
+		case O_MAXMEM:
+			geak_eopt.max_task_memory_mib = geak_parse_long(optarg, "--max-task-memory", 1, 1L << 30);
+			break;
 		case O_COMPILE: geak_eopt.compile_s = geak_parse_double(optarg, "--compile-timeout", 1, 86400); break;
 		case O_SEEDS: geak_eopt.seeds = geak_parse_long(optarg, "--seeds", 1, 100); break;
 		case O_REPS: geak_eopt.reps = geak_parse_long(optarg, "--reps", 3, 100000); break;
@@ -796,6 +813,17 @@ default_memory_mib(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
 	long long mib = pages > 0 && page > 0 ? (long long)pages * page / 4 * 3 / geak_eopt.jobs >> 20 : 0;
+
+	return mib > 2048 ? (long)mib : 2048;
+}
+
+/* The most a task may ask for by default: half the host's memory, what
+ * a job run again with the host's headroom may take at most. */
+static long
+default_max_task_memory_mib(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+	long long mib = pages > 0 && page > 0 ? (long long)pages * page / 2 >> 20 : 0;
 
 	return mib > 2048 ? (long)mib : 2048;
 }
@@ -892,6 +920,8 @@ setup(const char *harness_dir)
 		geak_eopt.jobs = geak_eopt.ngpus ? (long)geak_eopt.ngpus : 1;
 	if (geak_eopt.memory_mib < 0)
 		geak_eopt.memory_mib = default_memory_mib();
+	if (geak_eopt.max_task_memory_mib <= 0)
+		geak_eopt.max_task_memory_mib = default_max_task_memory_mib();
 	if (!(geak_eopt.scratch = geak_mkworkdir(geak_eopt.tmp_parent, "geak-eval-")))
 		geak_die(GEAK_EXIT_FATAL, "cannot make a work directory:");
 	char *abs = absolute(geak_eopt.scratch);
@@ -900,6 +930,11 @@ setup(const char *harness_dir)
 	scratch_owner = getpid();
 	if (atexit(remove_scratch) != 0)
 		geak_die(GEAK_EXIT_FATAL, "atexit: cannot register the run directory's removal");
+	/* Named ours, so that a later run removes it if we are killed;
+	 * then the folders of runs killed before go. */
+	if (geak_workdir_claim(geak_eopt.scratch) < 0)
+		geak_die(GEAK_EXIT_FATAL, "%s: cannot mark it as this run's:", geak_eopt.scratch);
+	geak_workdir_sweep(geak_eopt.tmp_parent, "geak-eval-");
 	jobs = geak_xasprintf("%s/jobs", geak_eopt.scratch);
 	if (mkdir(jobs, 0700) < 0)
 		geak_die(GEAK_EXIT_FATAL, "%s:", jobs);
@@ -942,7 +977,7 @@ main(int argc, char **argv)
 	geak_cleanup_block();
 	geak_eopt = (struct geak_evalopts){
 		.timeout_s = 120, .compile_s = 300, .seeds = 3, .reps = 20, .perf_cases = 64, .file_limit_mib = 32768,
-		.memory_mib = -1, .proc_limit = 256, .speedup_limit = 10, .static_mode = "strict",
+		.memory_mib = -1, .max_task_timeout_s = 900, .proc_limit = 256, .speedup_limit = 10, .static_mode = "strict",
 		.started = geak_now(),
 	};
 	parse_args(argc, argv, &harness_dir);

@@ -62,13 +62,20 @@ entry_path(const char *dir, const char *ns, const char *key)
 	return geak_xasprintf("%s/%s/%.2s/%s.json", dir, ns, key, key);
 }
 
+/* The largest entry read: an evaluation's record is kilobytes. */
+#define ENTRY_CAP (16u << 20)
+
+/* The harness's workers write in the cache too (the compile caches): an
+ * entry is read as a file they could have made. */
 json_t *
 geak_cache_get(const char *dir, const char *ns, const char *key)
 {
-	char *path = entry_path(dir, ns, key);
-	json_t *v = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
+	char *name = geak_xasprintf("%s/%.2s/%s.json", ns, key, key);
+	size_t len;
+	char *s = geak_read_untrusted(dir, name, ENTRY_CAP, &len);
+	json_t *v = s ? json_loadb(s, len, JSON_REJECT_DUPLICATES, NULL) : NULL;
 
-	free(path);
+	free(name), free(s);
 	return v;
 }
 

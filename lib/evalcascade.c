@@ -36,9 +36,11 @@ static_findings(struct geak_slot *s, json_t *rec, char *err, size_t errlen)
 	json_decref(spec);
 	geak_nonce(nonce);
 	resp = geak_job(s, GEAK_W_JUDGE, GEAK_USE_NONE, GEAK_OP_STATIC, dir, nonce, NULL, err, errlen);
-	found = resp ? geak_job_load(dir, GEAK_FILE_STATIC) : NULL;
+	char why[256] = "";
+	found = resp ? geak_job_load(dir, GEAK_FILE_STATIC, why, sizeof why) : NULL;
 	if (resp && (!geak_job_nonce_ok(found, nonce) || !json_is_array(json_object_get(found, "findings"))))
-		snprintf(err, errlen, "the static check wrote no result (%s)", geak_job_status(resp));
+		snprintf(err, errlen, "the static check wrote no result (%s)%s%s", geak_job_status(resp),
+		    *why ? ": " : "", why);
 	else if (resp)
 		out = json_incref(json_object_get(found, "findings"));
 	json_decref(found);
@@ -121,15 +123,33 @@ take_tails(struct geak_eval *ev, const char *dir)
 {
 	json_decref(ev->stdout_tail);
 	json_decref(ev->stderr_tail);
-	ev->stdout_tail = geak_job_tail(dir, GEAK_FILE_STDOUT, TAIL_BYTES);
-	ev->stderr_tail = geak_job_tail(dir, GEAK_FILE_STDERR, TAIL_BYTES);
+	ev->stdout_tail = geak_job_tail(dir, GEAK_FILE_STDOUT, TAIL_BYTES, ev->refused,
+	    sizeof ev->refused);
+	ev->stderr_tail = geak_job_tail(dir, GEAK_FILE_STDERR, TAIL_BYTES, ev->refused,
+	    sizeof ev->refused);
+}
+
+/* A candidate whose job left, where geak-eval reads, a file it does not
+ * read (a link, a FIFO, a file past the size read) is rejected: the
+ * harness never makes one.  1 when it was. */
+static int
+tampered(struct geak_eval *ev, enum geak_stage stage)
+{
+	char msg[320];
+
+	if (!ev->refused[0])
+		return 0;
+	snprintf(msg, sizeof msg, "its job folder's %s", ev->refused);
+	geak_eval_fail(ev, stage, "cheat", msg);
+	ev->exec = 0;
+	return 1;
 }
 
 /* The run's own split of its time: its tests and its performance checks. */
 static void
 run_split(struct geak_eval *ev, const char *dir)
 {
-	json_t *res = geak_job_load(dir, GEAK_FILE_RESULT);
+	json_t *res = geak_job_load(dir, GEAK_FILE_RESULT, ev->refused, sizeof ev->refused);
 
 	ev->phases[GEAK_PHASE_TESTS] = json_number_value(geak_get(res, "spent.tests"));
 	ev->phases[GEAK_PHASE_PERF_CHECKS] = json_number_value(geak_get(res, "spent.perf_checks"));
@@ -157,16 +177,17 @@ judge(struct geak_slot *s, struct geak_profile *p, const char *canddir, const ch
 	json_t *extra = json_pack("{s:s, s:s, s:s, s:s}", GEAK_REQ_PROFILE, geak_profile_dir(p),
 	    GEAK_REQ_CAND, canddir, GEAK_REQ_CANDNONCE, cand_nonce, GEAK_REQ_PART, part);
 	json_t *resp, *v;
+	char why[256] = "";
 
 	geak_nonce(nonce);
 	resp = geak_job(s, GEAK_W_JUDGE, GEAK_USE_NONE, GEAK_OP_JUDGE, dir, nonce, extra, err, errlen);
 	json_decref(extra);
-	v = resp ? geak_job_load(dir, GEAK_FILE_VERDICT) : NULL;
+	v = resp ? geak_job_load(dir, GEAK_FILE_VERDICT, why, sizeof why) : NULL;
 	if (!v && resp) {
 		char gist[768];
 		geak_job_gist(dir, gist, sizeof gist);
 		snprintf(err, errlen, "the judge wrote no verdict (%s)%s%s", geak_job_status(resp),
-		    *gist ? ": " : "", gist);
+		    *why || *gist ? ": " : "", *why ? why : gist);
 	}
 	if (v)
 		geak_eval_take_verdict(ev, v);
@@ -274,6 +295,10 @@ timing(struct geak_slot *s, struct geak_profile *p, const char *dir, const char 
 	if (!resp)
 		return -1;
 	take_tails(ev, dir);
+	if (tampered(ev, GEAK_STAGE_PERF)) {
+		json_decref(resp);
+		return 0;
+	}
 	/* The runs it paused keep their memory: a timing short of it says
 	 * nothing of the candidate, whose correctness stands, untimed. */
 	if (geak_job_ran_short(dir, NULL)) {
@@ -294,7 +319,11 @@ timing(struct geak_slot *s, struct geak_profile *p, const char *dir, const char 
 	add_phase(ev, GEAK_PHASE_JUDGE, t0, s, w0);
 	if (!ev->exec)
 		return 0;
-	cand = geak_job_load(dir, GEAK_FILE_TIMING);
+	cand = geak_job_load(dir, GEAK_FILE_TIMING, ev->refused, sizeof ev->refused);
+	if (tampered(ev, GEAK_STAGE_PERF)) {
+		json_decref(cand);
+		return 0;
+	}
 	ev->phases[GEAK_PHASE_PREPARE] = json_number_value(geak_get(cand, "spent.prepare"));
 	ev->phases[GEAK_PHASE_PERF_ALONE] = json_number_value(geak_get(cand, "spent.alone"));
 	ev->phases[GEAK_PHASE_PERF_TUNING] = json_number_value(geak_get(cand, "spent.tuning"));
@@ -469,7 +498,7 @@ geak_evaluate(struct geak_slot *s, json_t *rec, json_t *spec, struct geak_eval *
 	run_split(ev, dir);
 	sandbox_info(ev, s, resp);
 	take_tails(ev, dir);
-	if (!s->pending && ended_badly(ev, resp, GEAK_STAGE_CALL)) {
+	if (tampered(ev, GEAK_STAGE_CALL) || (!s->pending && ended_badly(ev, resp, GEAK_STAGE_CALL))) {
 		r = 0;
 		goto out;
 	}

@@ -86,8 +86,9 @@ geak_slot_fini(struct geak_slot *s)
  * fingerprint of what it depends on lets a run whose every candidate is
  * cached finish without starting Python. */
 
+/* Its name in the cache. */
 static char *
-hello_path(const struct geak_slot *s)
+hello_name(const struct geak_slot *s)
 {
 	char key[65];
 	json_t *k = json_pack("{s:s, s:s, s:s?, s:s?}", "python", geak_eopt.python,
@@ -95,7 +96,16 @@ hello_path(const struct geak_slot *s)
 
 	geak_cache_key(k, key);
 	json_decref(k);
-	return geak_xasprintf("%s/worker/%s.json", geak_eopt.cache_dir, key);
+	return geak_xasprintf("worker/%s.json", key);
+}
+
+static char *
+hello_path(const struct geak_slot *s)
+{
+	char *name = hello_name(s), *path = geak_xasprintf("%s/%s", geak_eopt.cache_dir, name);
+
+	free(name);
+	return path;
 }
 
 static int
@@ -123,14 +133,15 @@ fingerprint_ok(json_t *hello)
 json_t *
 geak_slot_hello(struct geak_slot *s)
 {
-	char *path;
+	char *name;
 
 	if (s->up[GEAK_W_RUN])
 		return s->w[GEAK_W_RUN].hello;
 	if (!s->hello && !geak_eopt.no_cache) {
-		path = hello_path(s);
-		s->hello = json_load_file(path, 0, NULL);
-		free(path);
+		/* The workers write in the cache: read as a job's file. */
+		name = hello_name(s);
+		s->hello = geak_job_load(geak_eopt.cache_dir, name, NULL, 0);
+		free(name);
 		if (s->hello && (!json_is_string(geak_get(s->hello, "device.name")) ||
 		    !fingerprint_ok(s->hello))) {
 			json_decref(s->hello);
@@ -287,22 +298,35 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 /* The GPU modes (GEAK_GPU_SHARED ...) as traces name them. */
 static const char *const mode_name[] = { "shared", "alone", "drained", "room" };
 
+/* The operator's limits are ceilings: an explicit flag is taken as it
+ * is, and a task may ask for less or more than the default, but never
+ * more than --max-task-timeout and --max-task-memory. */
 double
 geak_timeout_s(const struct geak_slot *s)
 {
-	return s->task_timeout_s > geak_eopt.timeout_s ? s->task_timeout_s : geak_eopt.timeout_s;
+	if (geak_eopt.timeout_given || !(s->task_timeout_s > 0))
+		return geak_eopt.timeout_s;
+	return s->task_timeout_s < geak_eopt.max_task_timeout_s ? s->task_timeout_s :
+	    geak_eopt.max_task_timeout_s;
 }
 
 static long long host_headroom(void);
+
+/* MiB of memory a job of the slot's task may use; 0: no limit. */
+static long
+memory_mib(const struct geak_slot *s)
+{
+	if (geak_eopt.memory_given || s->task_memory_mib <= 0)
+		return geak_eopt.memory_mib;
+	return s->task_memory_mib < geak_eopt.max_task_memory_mib ? s->task_memory_mib :
+	    geak_eopt.max_task_memory_mib;
+}
 
 /* Bytes of memory a job of the slot's task may use; 0: no limit. */
 static long long
 job_memory(struct geak_slot *s)
 {
-	long mib = geak_eopt.memory_mib;
-
-	if (mib > 0 && s->task_memory_mib > mib)
-		mib = s->task_memory_mib;
+	long mib = memory_mib(s);
 	if (mib > 0 && s->memory_boost) {
 		if (!s->boost_bytes)
 			s->boost_bytes = host_headroom();
@@ -390,7 +414,7 @@ int
 geak_job_ran_short(const char *dir, long *need_mib)
 {
 	char *mark = geak_xasprintf("%s/%s", dir, GEAK_FILE_OOM);
-	json_t *said = need_mib ? json_load_file(mark, 0, NULL) : NULL;
+	json_t *said = need_mib ? geak_job_load(dir, GEAK_FILE_OOM, NULL, 0) : NULL;
 	json_t *need = json_object_get(said, "need_mib");
 	int found = unlink(mark) == 0;
 
@@ -795,13 +819,34 @@ geak_nonce(char out[33])
 		snprintf(out + 2 * i, 3, "%02x", b[i]);
 }
 
-json_t *
-geak_job_load(const char *dir, const char *name)
-{
-	char *path = geak_xasprintf("%s/%s", dir, name);
-	json_t *v = json_load_file(path, 0, NULL);
+/* The largest JSON file of a job's that is read: a result, a timing, a
+ * profile's figures (its tensors are in profile.pt, which only the
+ * harness reads). */
+#define JOB_JSON_CAP (64u << 20)
 
-	free(path);
+/* why, where given and still empty: that name is there but not read. */
+static void
+refused(char *why, size_t whylen, const char *name, int err)
+{
+	if (why && whylen && !*why)
+		snprintf(why, whylen, "%s was not read: %s", name, err == EFBIG ?
+		    "it is larger than geak-eval reads of a job's file" : geak_untrusted_why(err));
+}
+
+json_t *
+geak_job_load(const char *dir, const char *name, char *why, size_t whylen)
+{
+	size_t len;
+	char *s = geak_read_untrusted(dir, name, JOB_JSON_CAP, &len);
+	json_t *v;
+
+	if (!s) {
+		if (errno != ENOENT)
+			refused(why, whylen, name, errno);
+		return NULL;
+	}
+	v = json_loadb(s, len, 0, NULL);
+	free(s);
 	return v;
 }
 
@@ -825,34 +870,37 @@ geak_job_nonce_ok(json_t *result, const char *nonce)
 	return got && !strcmp(got, nonce);
 }
 
-/* Bytes the worker cut from the front of a job's stream (NAME.cut). */
+/* Bytes the worker cut from the front of a job's stream (NAME.cut: one
+ * number). */
 static unsigned long long
-cut_before(const char *dir, const char *name)
+cut_before(const char *dir, const char *name, char *why, size_t whylen)
 {
-	char *path = geak_xasprintf("%s/%s.cut", dir, name), *s = geak_read_file(path, NULL);
+	char *cut = geak_xasprintf("%s.cut", name), *s = geak_read_untrusted(dir, cut, 64, NULL);
 	unsigned long long n = s ? strtoull(s, NULL, 10) : 0;
 
-	free(path), free(s);
+	if (!s && errno != ENOENT)
+		refused(why, whylen, cut, errno);
+	free(cut), free(s);
 	return n;
 }
 
-/* The last max bytes of a file (the job wrote it: it may be of any
- * size), NUL-terminated; *skipped says how many came before.  NULL when
- * it cannot be read. */
+/* The last max bytes of a job's file (it may be of any size),
+ * NUL-terminated; *skipped says how many came before.  NULL when it
+ * cannot be read. */
 static char *
-read_end(const char *path, size_t max, size_t *len, unsigned long long *skipped)
+read_end(const char *dir, const char *name, size_t max, size_t *len, unsigned long long *skipped,
+    char *why, size_t whylen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	struct stat st;
+	int fd = geak_open_untrusted(dir, name, &st);
 	char *buf;
 	ssize_t n;
 	size_t got = 0;
 
 	*skipped = 0;
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			refused(why, whylen, name, errno);
 		return NULL;
 	}
 	if ((unsigned long long)st.st_size > max) {
@@ -877,17 +925,15 @@ read_end(const char *path, size_t max, size_t *len, unsigned long long *skipped)
 }
 
 json_t *
-geak_job_tail(const char *dir, const char *name, size_t bytes)
+geak_job_tail(const char *dir, const char *name, size_t bytes, char *why, size_t whylen)
 {
-	char *path = geak_xasprintf("%s/%s", dir, name);
 	size_t len = 0;
-	unsigned long long cut = cut_before(dir, name), skipped;
+	unsigned long long cut = cut_before(dir, name, why, whylen), skipped;
 	/* Far more than is kept, so that a secret split where the read
 	 * begins is nowhere near what is kept. */
-	char *data = read_end(path, bytes + (1 << 20), &len, &skipped);
+	char *data = read_end(dir, name, bytes + (1 << 20), &len, &skipped, why, whylen);
 	json_t *s;
 
-	free(path);
 	if (!data)
 		return json_null();
 	cut += skipped;
@@ -917,7 +963,7 @@ geak_job_tail(const char *dir, const char *name, size_t bytes)
 void
 geak_job_gist(const char *dir, char *buf, size_t n)
 {
-	json_t *tail = geak_job_tail(dir, GEAK_FILE_STDERR, 2000);
+	json_t *tail = geak_job_tail(dir, GEAK_FILE_STDERR, 2000, NULL, 0);
 	const char *t = json_string_value(tail), *last, *from, *nl;
 	size_t tl = t ? strlen(t) : 0;
 

@@ -16,6 +16,9 @@ struct geak_evalopts {
 	size_t ngpus;
 	char *vendor;             /* of the GPUs, from the runtimes; NULL: unknown */
 	double timeout_s, compile_s;
+	int timeout_given;        /* --timeout was given: a task's own is not taken */
+	double max_task_timeout_s;  /* the most a task's own timeout may be */
+	long max_task_memory_mib;   /* the most a task's own memory may be */
 	char *cache_dir;
 	int no_cache, keep, cpu, gpus_given, no_perf, unordered, verbose;
 	int profile;              /* --profile: a kernel breakdown of the largest case */
@@ -81,7 +84,8 @@ json_t *geak_slot_hello(struct geak_slot *s);
 int geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen);
 
 /* The seconds a job of the slot's candidate may run after its first call:
- * --timeout, or its task's own where that is more. */
+ * --timeout where given, else its task's own (at most
+ * --max-task-timeout), else the default --timeout. */
 double geak_timeout_s(const struct geak_slot *s);
 
 /* One job on a worker, through the GPU's queue in mode (GEAK_GPU_*, or
@@ -102,7 +106,11 @@ json_t *geak_job_go(struct geak_slot *s, int go, char *err, size_t errlen);
 char *geak_job_dir(const char *prefix);
 void geak_job_drop(char *dir);
 void geak_nonce(char out[33]);
-json_t *geak_job_load(const char *dir, const char *name);
+/* A job's JSON file, read as geak_read_untrusted reads (its job may have
+ * made or replaced it), or NULL.  why, where not NULL, gets why a file
+ * that is there was not read (a link, a FIFO, too large): the job's
+ * doing. */
+json_t *geak_job_load(const char *dir, const char *name, char *why, size_t whylen);
 void geak_job_dump(json_t *v, const char *dir, const char *name);
 /* The job's result file carries this nonce. */
 int geak_job_nonce_ok(json_t *result, const char *nonce);
@@ -111,8 +119,9 @@ const char *geak_job_status(json_t *resp);
  * away); need_mib, where not NULL, gets the device memory it showed it
  * needs (0: not known). */
 int geak_job_ran_short(const char *dir, long *need_mib);
-/* The last bytes of a job's file as a JSON string, or null. */
-json_t *geak_job_tail(const char *dir, const char *name, size_t bytes);
+/* The last bytes of a job's file as a JSON string, or null; why as for
+ * geak_job_load. */
+json_t *geak_job_tail(const char *dir, const char *name, size_t bytes, char *why, size_t whylen);
 /* What a job's stderr says: its last line, then its last lines whole. */
 void geak_job_gist(const char *dir, char *buf, size_t n);
 

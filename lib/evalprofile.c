@@ -1,6 +1,6 @@
 /* evalprofile.c: the tasks' reference profiles. */
 #include <errno.h>
-#include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,7 +89,7 @@ find_or_add(const char *key, json_t *refspec)
 static int
 read_profile(struct geak_profile *p, const char *dir)
 {
-	json_t *prof = geak_job_load(dir, GEAK_FILE_PROFILE);
+	json_t *prof = geak_job_load(dir, GEAK_FILE_PROFILE, NULL, 0);
 
 	if (!json_is_object(prof)) {
 		json_decref(prof);
@@ -104,29 +104,6 @@ read_profile(struct geak_profile *p, const char *dir)
 	return 0;
 }
 
-/* The runs' own directories go once the profile is made: their outputs
- * are in the profile, and can take gigabytes. */
-static void
-drop_runs(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char *path;
-		struct stat st;
-		if (e->d_name[0] == '.')
-			continue;
-		path = geak_xasprintf("%s/%s", dir, e->d_name);
-		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-			geak_rmtree(path);
-		free(path);
-	}
-	closedir(d);
-}
-
 /* A failed calibration is kept on disk only where the reference itself
  * fails: a timeout or a crash may not come again. */
 static int
@@ -137,17 +114,90 @@ keepable(json_t *prof)
 	return json_is_true(json_object_get(prof, "ok")) || (kind && !strcmp(kind, "reference"));
 }
 
+/* What of a calibration's folder makes the profile: its job wrote there,
+ * and may have left anything else beside them. */
+static const char *const profile_files[] = { GEAK_FILE_PROFILE, "profile.pt", NULL };
+
+/* name copied from the job's folder from to the folder to (ours); 0, or
+ * -1 with err set.  One the job did not leave is not copied. */
+static int
+copy_out(const char *from, const char *name, const char *to, char *err, size_t errlen)
+{
+	unsigned long long cap = (unsigned long long)geak_eopt.file_limit_mib << 20, done = 0;
+	struct stat st;
+	int in = geak_open_untrusted(from, name, &st), out = -1, saved = 0;
+	char buf[65536], *path = geak_xasprintf("%s/%s", to, name);
+	ssize_t n;
+
+	if (in < 0 && errno == ENOENT) {
+		free(path);
+		return 0;
+	}
+	if (in >= 0 && (unsigned long long)st.st_size <= cap)
+		out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	else if (in >= 0)
+		errno = EFBIG;
+	while (out >= 0 && (n = read(in, buf, sizeof buf)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (done += (unsigned long long)n) > cap ||
+		    geak_write_all(out, buf, (size_t)n) < 0) {
+			saved = n < 0 || done <= cap ? errno : EFBIG;
+			break;
+		}
+	}
+	if (out >= 0 && close(out) < 0 && !saved)
+		saved = errno;
+	if (in < 0 || out < 0)
+		saved = errno;
+	if (in >= 0)
+		close(in);
+	if (saved)
+		snprintf(err, errlen, "the reference's %s cannot be kept: %s", name,
+		    in < 0 || saved == EFBIG ? geak_untrusted_why(saved) : strerror(saved));
+	free(path);
+	return saved ? -1 : 0;
+}
+
+/* The profile in the calibration's folder tmp, copied to base/KEY; 0, or
+ * -1 with err set.  Two evaluators may calibrate one task at once:
+ * either profile is good, and the one kept first is taken. */
+static int
+keep_profile(struct geak_profile *p, const char *tmp, const char *base, char *err, size_t errlen)
+{
+	char *out = geak_mkdirs(base, 0700) < 0 ? NULL : geak_mkworkdir(base, "profile-");
+	char *dir = geak_xasprintf("%s/%s", base, p->key);
+	int r = 0;
+
+	if (!out) {
+		snprintf(err, errlen, "cannot make a directory in %s: %s", base, strerror(errno));
+		free(dir);
+		return -1;
+	}
+	for (const char *const *f = profile_files; *f && r == 0; f++)
+		r = copy_out(tmp, *f, out, err, errlen);
+	if (r == 0 && rename(out, dir) == 0)
+		*out = '\0';
+	if (*out)
+		geak_rmtree(out);
+	if (r == 0 && read_profile(p, dir) < 0) {
+		snprintf(err, errlen, "the reference's profile in %s cannot be read", dir);
+		r = -1;
+	}
+	free(out), free(dir);
+	return r;
+}
+
+/* The reference calibrated in a folder of the run's own, thrown away
+ * after: only the profile's files leave it. */
 static int
 calibrate(struct geak_slot *s, struct geak_profile *p, const char *base, char *err, size_t errlen)
 {
-	char *tmp, *dir, nonce[33];
+	char *tmp = geak_job_dir("calibrate-"), nonce[33], why[256] = "";
 	json_t *extra, *resp, *prof;
 	double budget = geak_timeout_s(s) + geak_eopt.compile_s;
+	int r = 0;
 
-	if (geak_mkdirs(base, 0700) < 0 || !(tmp = geak_mkworkdir(base, "calibrate-"))) {
-		snprintf(err, errlen, "cannot make a directory in %s: %s", base, strerror(errno));
-		return -1;
-	}
 	geak_job_dump(p->refspec, tmp, GEAK_FILE_JOB);
 	geak_nonce(nonce);
 	extra = json_pack("{s:f, s:O, s:f, s:f}", GEAK_REQ_BUDGET, budget, GEAK_REQ_PERF,
@@ -156,46 +206,28 @@ calibrate(struct geak_slot *s, struct geak_profile *p, const char *base, char *e
 	resp = geak_job(s, GEAK_W_RUN, GEAK_GPU_SHARED, GEAK_OP_CALIBRATE, tmp, nonce, extra, err, errlen);
 	json_decref(extra);
 	if (!resp) {
-		geak_rmtree(tmp);
-		free(tmp);
+		geak_job_drop(tmp);
 		return -1;
 	}
-	prof = geak_job_load(tmp, GEAK_FILE_PROFILE);
+	prof = geak_job_load(tmp, GEAK_FILE_PROFILE, why, sizeof why);
 	if (!geak_job_nonce_ok(prof, nonce)) {
 		char gist[1024];
 		geak_job_gist(tmp, gist, sizeof gist);
 		snprintf(err, errlen, "the reference's calibration ended with %s%s%s%s",
 		    geak_job_status(resp), strcmp(geak_job_status(resp), "timeout") ? "" : " (see --timeout)",
-		    *gist ? ": " : "", gist);
-		json_decref(prof), json_decref(resp);
-		geak_rmtree(tmp);
-		free(tmp);
-		return -1;
-	}
-	json_decref(resp);
-	drop_runs(tmp);
-	dir = geak_xasprintf("%s/%s", base, p->key);
-	/* Two evaluators may calibrate one task at once: either profile is
-	 * good, and the one kept first is taken. */
-	if (keepable(prof) && rename(tmp, dir) == 0) {
-		free(tmp);
-		tmp = NULL;
-	}
-	if (keepable(prof) && read_profile(p, dir) == 0) {
-		if (tmp)
-			geak_rmtree(tmp);
+		    *why || *gist ? ": " : "", *why ? why : gist);
+		r = -1;
+	} else if (keepable(prof)) {
+		r = keep_profile(p, tmp, base, err, errlen);
 	} else {
 		/* Not kept: a failure that may not come again, known to this run. */
-		const char *why = json_string_value(json_object_get(prof, "error"));
-		p->error = geak_xstrdup(why ? why : "the reference could not be calibrated");
-		p->profile = prof;
-		prof = NULL;
-		geak_rmtree(tmp);
+		const char *msg = json_string_value(json_object_get(prof, "error"));
+		p->error = geak_xstrdup(msg ? msg : "the reference could not be calibrated");
+		p->profile = json_incref(prof);
 	}
-	json_decref(prof);
-	free(tmp);
-	free(dir);
-	return 0;
+	json_decref(prof), json_decref(resp);
+	geak_job_drop(tmp);
+	return r;
 }
 
 struct geak_profile *
@@ -240,7 +272,7 @@ geak_profile_get(struct geak_slot *s, json_t *refspec, double *seconds, char *er
 json_t *
 geak_profile_pins(const struct geak_profile *p)
 {
-	json_t *pins = p->dir ? geak_job_load(p->dir, "pins.json") : NULL;
+	json_t *pins = p->dir ? geak_job_load(p->dir, "pins.json", NULL, 0) : NULL;
 
 	if (!json_is_object(pins)) {
 		json_decref(pins);

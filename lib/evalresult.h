@@ -51,6 +51,7 @@ struct geak_eval {
 	json_t *peaks;               /* the device's, where a case used them, or NULL */
 	json_t *profile;             /* --profile's breakdown, or NULL */
 	double seconds, phases[GEAK_NPHASES];
+	char refused[256];           /* a file of the candidate's job not read: why */
 };
 
 void geak_eval_init(struct geak_eval *ev, const char *code_sha, const char *device,

@@ -483,10 +483,10 @@ own_cgroup(const char *mnt, const char *mroot)
 /* Delegation: we are the only process in dir, so we can move into a leaf
  * of our own and let dir's children have controllers. */
 static int
-take_over(const char *dir)
+take_over(const char *dir, const char *ident)
 {
 	char *procs = geak_xasprintf("%s/cgroup.procs", dir), *list = read_small(procs);
-	char *self = geak_xasprintf("%s/geak-eval-%ld.self", dir, (long)getpid());
+	char *self = geak_xasprintf("%s/geak-eval-%s.self", dir, ident);
 	char *selfprocs = geak_xasprintf("%s/cgroup.procs", self), pid[32];
 	int ok;
 
@@ -515,15 +515,63 @@ enable_controllers(const char *dir)
 	free(ctl), free(sub), free(have);
 }
 
+static void empty_leaf(const char *path);
+
+/* A dead run's cgroup: what is left in it killed, it and its leaves
+ * removed. */
+static void
+drop_tree(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char *sub;
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		sub = geak_xasprintf("%s/%s", path, e->d_name);
+		drop_tree(sub);
+		free(sub);
+	}
+	if (d)
+		closedir(d);
+	empty_leaf(path);
+	rmdir(path);
+}
+
+/* The cgroups under parent of geak-eval processes that have ended
+ * (geak-eval-IDENT, geak-eval-IDENT.self), removed; a live one's, and
+ * one not named so, stay. */
+static void
+sweep_dead(const char *parent)
+{
+	DIR *d = opendir(parent);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char *path;
+		if (e->d_type != DT_DIR || strncmp(e->d_name, "geak-eval-", 10) ||
+		    !geak_proc_ident_gone(e->d_name + 10))
+			continue;
+		path = geak_xasprintf("%s/%s", parent, e->d_name);
+		drop_tree(path);
+		free(path);
+	}
+	if (d)
+		closedir(d);
+}
+
 void
 geak_cgroup_init(void)
 {
 	char *mroot, *mnt = cgroup2_mount(&mroot), *own = mnt ? own_cgroup(mnt, mroot) : NULL;
-	char *parent = NULL, *sub, *on;
+	char *parent = NULL, *sub, *on, ident[GEAK_IDENT_MAX];
 
+	if (geak_proc_ident(ident) < 0)
+		snprintf(ident, sizeof ident, "%ld", (long)getpid());
 	if (own && !strcmp(own, mnt))
 		parent = geak_xstrdup(mnt); /* the root may hold processes and children */
-	else if (own && take_over(own)) {
+	else if (own && take_over(own, ident)) {
 		enable_controllers(own);
 		parent = geak_xstrdup(own);
 	} else if (mnt && geteuid() == 0)
@@ -531,7 +579,8 @@ geak_cgroup_init(void)
 	else if (own)
 		parent = geak_xstrdup(own); /* kill only: controllers need an empty parent */
 	if (parent) {
-		cg.base = geak_xasprintf("%s/geak-eval-%ld", parent, (long)getpid());
+		sweep_dead(parent);
+		cg.base = geak_xasprintf("%s/geak-eval-%s", parent, ident);
 		if (mkdir(cg.base, 0755) < 0) {
 			free(cg.base);
 			cg.base = NULL;

@@ -477,3 +477,108 @@ geak_write_str(const char *path, const char *s)
 	close(fd);
 	return ok ? 0 : -1;
 }
+
+/* ---- files a sandboxed process could have made ---- */
+
+/* The next component of *name (up to '/'), into buf; 0 at the end, -1
+ * for one that is empty, too long or "..". */
+static int
+next_component(const char **name, char *buf, size_t n)
+{
+	const char *s = *name, *end = strchr(s, '/');
+	size_t len = end ? (size_t)(end - s) : strlen(s);
+
+	if (!*s)
+		return 0;
+	if (len == 0 || len >= n || (len == 2 && s[0] == '.' && s[1] == '.'))
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	*name = end ? end + 1 : s + len;
+	return 1;
+}
+
+int
+geak_open_untrusted(const char *dir, const char *name, struct stat *st)
+{
+	char part[NAME_MAX + 1];
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), r, saved;
+
+	while (fd >= 0 && (r = next_component(&name, part, sizeof part)) != 0) {
+		int next = -1;
+		if (r < 0)
+			errno = EINVAL;
+		else if (*name) /* a folder on the way: never through a link */
+			next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		else /* the file: a FIFO must not hold us in open() */
+			next = openat(fd, part, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		saved = errno;
+		close(fd);
+		errno = saved;
+		fd = next;
+		if (fd >= 0 && !*name)
+			break;
+	}
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+char *
+geak_read_untrusted(const char *dir, const char *name, size_t cap, size_t *lenp)
+{
+	struct stat st;
+	int fd = geak_open_untrusted(dir, name, &st);
+	size_t got = 0;
+	ssize_t n;
+	char *buf;
+
+	if (fd < 0)
+		return NULL;
+	if ((unsigned long long)st.st_size > cap) {
+		close(fd);
+		errno = EFBIG;
+		return NULL;
+	}
+	/* One byte more than the cap: a file still growing shows it. */
+	buf = geak_xmalloc(cap + 2);
+	while (got <= cap && (n = read(fd, buf + got, cap + 1 - got)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int saved = errno;
+			close(fd);
+			free(buf);
+			errno = saved;
+			return NULL;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	if (got > cap) {
+		free(buf);
+		errno = EFBIG;
+		return NULL;
+	}
+	buf[got] = '\0';
+	if (lenp)
+		*lenp = got;
+	return buf;
+}
+
+const char *
+geak_untrusted_why(int err)
+{
+	switch (err) {
+	case ELOOP: return "it is a symbolic link, or lies behind one";
+	case ENOTDIR: return "a folder on its way is not one";
+	case EINVAL: return "it is not a regular file (a FIFO, a device, a folder)";
+	case EFBIG: return "it is larger than geak-eval reads";
+	default: return strerror(err);
+	}
+}

@@ -74,6 +74,20 @@ char *geak_which(const char *name);
 
 /* Read a whole file; NULL with errno set on failure.  *len may be NULL. */
 char *geak_read_file(const char *path, size_t *len);
+/* Files a sandboxed process could have made or replaced, read from
+ * outside the sandbox: name (relative; '/' separates folders, ".." is
+ * refused) under dir (a folder of ours, its last component not a link),
+ * opened through no symbolic link at any step, without waiting on a FIFO,
+ * and only when it is a regular file.  Every such read goes through
+ * these.  geak_open_untrusted: the descriptor, st its fstat; -1 with
+ * errno set (ELOOP a link, EINVAL not a regular file).
+ * geak_read_untrusted: its content NUL-terminated, at most cap bytes
+ * (else NULL, errno EFBIG); *len may be NULL. */
+struct stat;
+int geak_open_untrusted(const char *dir, const char *name, struct stat *st);
+char *geak_read_untrusted(const char *dir, const char *name, size_t cap, size_t *len);
+/* Why one of those two failed, from its errno, in words. */
+const char *geak_untrusted_why(int err);
 /* Write all of s to the existing file at path, in one write(2), with
  * nothing but system calls (it runs in forked children too); 0 or -1. */
 int geak_write_str(const char *path, const char *s);

@@ -20,6 +20,11 @@ it:
   N  RLIMIT_NPROC (under its own uid, or in a user namespace)
   A  RLIMIT_AS (in the CPU mode, without a memory cgroup)
 
+The job's /tmp and /dev/shm hold memory too.  Under a memory cgroup their
+pages are charged to the job's cgroup, within its one limit; without one,
+each is an eighth of the limit, and RLIMIT_AS gets the three quarters they
+leave, so that what the job holds in all stays within the limit.
+
 and returns the letters of those applied; the relay adds P for the PID
 namespace and guard.py's Landlock gives L.  geak-eval passes its settings
 in GEAK_SANDBOX (JSON: uid, gid, cgroup, cgroup_host, memory,
@@ -226,7 +231,19 @@ def _covers():
     return out
 
 
-def _mounts(keep, pidns):
+# Without a memory cgroup, the share of the job's memory limit that each of
+# its /tmp and /dev/shm may hold.
+TMPFS_SHARE = 8
+
+
+def _tmpfs_bytes(charged):
+    """The size of each of the job's /tmp and /dev/shm (0: no limit);
+    charged: their pages count in the job's memory cgroup."""
+    mem = CONF.get("memory") or 0
+    return mem if charged else mem // TMPFS_SHARE
+
+
+def _mounts(keep, pidns, charged):
     """keep: (path, read_only) of the job's directories; shown again, alone,
     where their parents are covered.  Everything else is read-only but the
     job's /tmp and /dev/shm."""
@@ -240,7 +257,8 @@ def _mounts(keep, pidns):
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     if not VIEW:
         _private_dev()
-    size = f",size={CONF['memory']}" if CONF.get("memory") else ""
+    tmpfs = _tmpfs_bytes(charged)
+    size = f",size={tmpfs}" if tmpfs else ""
     _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777" + size)
     covers = _covers()
     # The worker's own reads (the Python environment, the harness) stay
@@ -377,7 +395,7 @@ def _vm_size():
         return int(fp.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _limits(own_uid):
+def _limits(own_uid, charged):
     done = set()
     procs = CONF.get("procs")
     # RLIMIT_NPROC counts the processes of the real uid, and never holds
@@ -388,8 +406,8 @@ def _limits(own_uid):
     mem = CONF.get("memory")
     # CUDA reserves far more address space than it uses: RLIMIT_AS only
     # in the CPU mode, counted from what the job starts with.
-    if mem and os.environ.get("GEAK_EVAL_CPU") == "1" and not CONF.get("memory_cgroup"):
-        lim = _vm_size() + mem
+    if mem and os.environ.get("GEAK_EVAL_CPU") == "1" and not charged:
+        lim = _vm_size() + mem - 2 * _tmpfs_bytes(charged)
         resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
         done.add("A")
     return done
@@ -413,8 +431,9 @@ def enter(d, rw, ro, skip=(), pidns=False):
             _grant(d, rw, ro, gid)
         except OSError:  # a root without CAP_CHOWN (a container's)
             own_uid = False
+    charged = "G" in applied and bool(CONF.get("memory_cgroup"))
     keep = [(p, False) for p in [d] + rw] + [(p, True) for p in ro]
-    if "M" not in skip and _mounts(keep, pidns):
+    if "M" not in skip and _mounts(keep, pidns, charged):
         applied.add("M")
     try:
         dropped = own_uid and _drop_uid(uid, gid)
@@ -427,5 +446,5 @@ def enter(d, rw, ro, skip=(), pidns=False):
         _drop_caps()
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     os.umask(0o007)
-    applied |= _limits("U" in applied)
+    applied |= _limits("U" in applied, charged)
     return applied
