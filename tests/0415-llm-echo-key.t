@@ -1,0 +1,59 @@
+#!/bin/sh
+# A server that sends the key back (a proxy echoing the request's
+# credential in a 401 body, in its request id, in the model list and in
+# an answer): the key reaches no record, no --record or --journal file,
+# no stderr (with -v) and no line of --check.
+. "$(dirname "$0")/lib.sh"
+. "$top/tests/04lib-llm.sh"
+command -v jq >/dev/null || skip_all "jq is not installed"
+plan 12
+
+# A server that wants another key: every request is refused, and the
+# refusal quotes the key it was sent.
+start_server refuse --key sk-some-other-key-0000 --echo-key
+task a "Write a." >a.in
+OPENAI_API_KEY=$KEY geak-gen -v --base-url "$refuse_url" --max-attempts 1 <a.in \
+	>refused.out 2>refused.err
+check_same "refused: the error is auth" auth "$(field refused.out .error.kind)"
+check_match "refused: the message says what the server sent, redacted" \
+	'you sent: Bearer \[redacted:OPENAI_API_KEY\]' "$(field refused.out .error.message)"
+check_match "refused: stderr says it too, redacted" \
+	'\[redacted:OPENAI_API_KEY\]' "$(cat refused.err)"
+OPENAI_API_KEY=$KEY geak-gen --check --base-url "$refuse_url" >check-refused.out 2>&1
+check_match "--check, refused: FAILED, redacted" \
+	'^FAILED: key: .*\[redacted:OPENAI_API_KEY\]' "$(cat check-refused.out)"
+
+# A server that takes the key and sends it back in everything it can.
+start_server echo --key "$KEY" --echo-key \
+	--reply 'Here.
+```python
+import triton
+# {auth}
+def kernel():
+    return 1
+```'
+task b "Write b." >b.in
+OPENAI_API_KEY=$KEY geak-gen -v --base-url "$echo_url" --record rec.jsonl \
+	--journal journal.jsonl <b.in >echo.out 2>echo.err
+check_same "echoed: the answer is taken" "import triton" "$(field echo.out '.code' | head -n 1)"
+check_match "echoed: the code keeps the redaction mark" \
+	'# Bearer \[redacted:OPENAI_API_KEY\]' "$(field echo.out .code)"
+OPENAI_API_KEY=$KEY geak-gen --no-stream --base-url "$echo_url" <b.in >whole.out 2>whole.err
+check_match "echoed, not streamed: the request id, redacted" \
+	'^req_test_[0-9]+Bearer \[redacted:OPENAI_API_KEY\]$' "$(field whole.out .llm.request_id)"
+check_match "--record: redacted" '\[redacted:OPENAI_API_KEY\]' "$(cat rec.jsonl)"
+check_match "--journal: redacted" '\[redacted:OPENAI_API_KEY\]' "$(cat journal.jsonl)"
+OPENAI_API_KEY=$KEY geak-gen --check --base-url "$echo_url" >check-echo.out 2>&1
+check_match "--check: the model list, redacted" \
+	'^models: .*\[redacted:OPENAI_API_KEY\]' "$(cat check-echo.out)"
+
+# Anthropic's header is the key alone.
+start_server anth --key sk-some-other-key-0000 --echo-key
+ANTHROPIC_API_KEY=$KEY geak-gen -v --provider anthropic --base-url "$anth_root" \
+	--model claude-test --max-attempts 1 <a.in >anth.out 2>anth.err
+check_match "anthropic, refused: redacted" \
+	'you sent: \[redacted:ANTHROPIC_API_KEY\]' "$(field anth.out .error.message)"
+
+stop_servers
+no_key_anywhere
+done_testing
