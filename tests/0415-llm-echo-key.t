@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$top/tests/04lib-llm.sh"
 command -v jq >/dev/null || skip_all "jq is not installed"
-plan 12
+plan 14
 
 # A server that wants another key: every request is refused, and the
 # refusal quotes the key it was sent.
@@ -53,6 +53,16 @@ ANTHROPIC_API_KEY=$KEY geak-gen -v --provider anthropic --base-url "$anth_root" 
 	--model claude-test --max-attempts 1 <a.in >anth.out 2>anth.err
 check_match "anthropic, refused: redacted" \
 	'you sent: \[redacted:ANTHROPIC_API_KEY\]' "$(field anth.out .error.message)"
+
+# What the server says is printed with its control characters escaped:
+# here it quotes the model asked for.
+start_server models --key "$KEY" --models gpt-4.1
+OPENAI_API_KEY=$KEY geak-gen --base-url "$models_url" --model "$(printf 'm\033[2J\033]0;t\007')" \
+	<a.in >esc.out 2>esc.err
+check_same "escapes: no raw control character on stderr" 0 \
+	"$(tr -d '\n' < esc.err | tr -cd '\000-\037\177' | wc -c | tr -d ' ')"
+check_match "escapes: the server's words, escaped" "model 'm\\\\x1b\\[2J\\\\x1b\\]0;t\\\\x07'" \
+	"$(cat esc.err)"
 
 stop_servers
 no_key_anywhere
