@@ -6,7 +6,7 @@
 # print control characters escaped.
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null 2>&1 || skip_all "jq is needed"
-plan 16
+plan 18
 # No tool here may reach a model: nothing listens on port 9.
 GEAK_BASE_URL=http://127.0.0.1:9/v1
 export GEAK_BASE_URL
@@ -65,6 +65,13 @@ check_same "usage sums: saturated, not wrapped" 9223372036854775807 \
 	"$(grep -Eo '"(calls|input_tokens|output_tokens)": [-0-9]+' many.json | sed 's/.* //' | sort -u)"
 check_same "usage sums: no sanitizer report" "" "$(grep -E 'runtime error|Sanitizer' many.err)"
 check_same "usage sums: the report is written" yes "$([ -s many.html ] && echo yes)"
+
+# A debug attempt whose record has no task: a prompt, not a fatal error.
+echo '{"id":"x","code":"y","eval":{"exec":false}}' > notask.jsonl
+geak-gen --dry-run notask.jsonl > notask.out 2> notask.err
+check_same "geak-gen, debug record without a task: exit 0" 0 $?
+check_same "geak-gen, debug record without a task: a prompt" yes \
+	"$(jq -r 'if (.prompt | length) > 0 then "yes" else "no" end' notask.out)"
 
 # Control characters in what a message quotes are escaped: a file name.
 esc=$(printf 'in\033[2J\302\233x.jsonl')
