@@ -95,6 +95,12 @@ fuzz: tests/fuzz/fuzz-record
 	tests/fuzz/fuzz-record -max_total_time=$(FUZZ_TIME) -max_len=4096 \
 		tests/fuzz/corpus tests/fuzz/seeds
 
+# Every tool that reads records, on mutated records (tests/fuzz/fuzz-tools.py)
+# with a watchdog and a memory cap; `make SANITIZE=1 fuzz-tools` for the
+# sanitizers' reports.  What it flags is kept in tests/fuzz/found.
+fuzz-tools: all
+	python3 tests/fuzz/fuzz-tools.py --seconds $(FUZZ_TIME) --out tests/fuzz/found
+
 # Benchmarks (examples/bench/bench.sh): every reference evaluated as a
 # candidate, then, with an LLM provider configured, the agent.
 BENCH_DATA = ../shared/bench
@@ -155,4 +161,4 @@ clean:
 
 FORCE:
 
-.PHONY: all units check fuzz demo deps install uninstall clean FORCE
+.PHONY: all units check fuzz fuzz-tools demo deps install uninstall clean FORCE

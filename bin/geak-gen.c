@@ -154,12 +154,14 @@ put(json_t *obj, const char *key, json_t *val)
 static json_t *
 prompt_vars(struct gen *g, json_t *rec, enum mode mode)
 {
-	json_t *v = json_object(), *sigs;
+	json_t *v = json_object(), *sigs, *task = json_object_get(rec, "task");
 	const char *oneshot = geak_get_str(rec, "oneshot.code");
+	const char *instruction = geak_get_str(rec, "task.instruction");
 
+	/* A debug attempt needs neither: its record may lack them. */
 	put(v, "mode", json_string(mode == MODE_FIRST ? "first" : "debug"));
-	put(v, "instruction", json_string(geak_get_str(rec, "task.instruction")));
-	put(v, "task", json_incref(json_object_get(rec, "task")));
+	put(v, "instruction", json_string(instruction ? instruction : ""));
+	put(v, "task", task ? json_incref(task) : json_object());
 	if (oneshot)
 		put(v, "oneshot", json_string(oneshot));
 	if (g->knowledge)

@@ -1057,22 +1057,60 @@ passk_json(const struct opts *o, json_t *kernels)
 	return list;
 }
 
+static int
+long_cmp(const void *pa, const void *pb)
+{
+	long a = *(const long *)pa, b = *(const long *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The iterations some candidate or some spending belongs to, ascending,
+ * each once, from 0 on: a row per iteration the records name, never more
+ * rows than they hold (an iteration between two of them would repeat the
+ * row before it). */
+static long *
+iters_seen(size_t *n)
+{
+	size_t cap = 1, k = 0;
+	long *v;
+
+	for (size_t i = 0; i < ntasks; i++) {
+		cap += tasks[i].ncands;
+		for (size_t j = 0; j < tasks[i].nlines; j++)
+			cap += tasks[i].lines[j].nat;
+	}
+	v = geak_xcalloc(cap, sizeof *v);
+	v[k++] = 0;
+	for (size_t i = 0; i < ntasks; i++) {
+		for (size_t j = 0; j < tasks[i].ncands; j++)
+			v[k++] = tasks[i].cands[j].iter;
+		for (size_t j = 0; j < tasks[i].nlines; j++)
+			for (size_t a = 0; a < tasks[i].lines[j].nat; a++)
+				v[k++] = tasks[i].lines[j].at[a].iter;
+	}
+	qsort(v, k, sizeof *v, long_cmp);
+	*n = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!*n || v[*n - 1] != v[i])
+			v[(*n)++] = v[i];
+	return v;
+}
+
 static json_t *
 by_iter_json(size_t total)
 {
 	json_t *list = json_array();
-	long max_iter = 0;
+	size_t n;
+	long *iters = iters_seen(&n);
 
-	for (size_t i = 0; i < ntasks; i++)
-		for (size_t j = 0; j < tasks[i].ncands; j++)
-			if (tasks[i].cands[j].iter > max_iter)
-				max_iter = tasks[i].cands[j].iter;
-	for (long it = 0; it <= max_iter; it++) {
-		json_t *row = tally_json(it, NULL, total);
-		json_object_set_new(row, "iter", json_integer(it));
-		json_object_set_new(row, "usage", usage_json(it));
+	for (size_t k = 0; k < n; k++) {
+		json_t *row = tally_json(iters[k], NULL, total);
+		json_object_set_new(row, "iter", json_integer(iters[k]));
+		json_object_set_new(row, "usage", usage_json(iters[k]));
 		json_array_append_new(list, row);
 	}
+	free(iters);
 	return list;
 }
 
@@ -1129,13 +1167,13 @@ lineage_spend(const struct lineage *l, long max_iter)
 static void
 spend_add(struct spend *sum, long *unpriced, const struct spend *most)
 {
-	sum->calls += most->calls;
-	sum->input_tokens += most->input_tokens;
-	sum->output_tokens += most->output_tokens;
+	sum->calls = geak_add_sat(sum->calls, most->calls);
+	sum->input_tokens = geak_add_sat(sum->input_tokens, most->input_tokens);
+	sum->output_tokens = geak_add_sat(sum->output_tokens, most->output_tokens);
 	if (!isnan(most->cost))
 		sum->cost = (isnan(sum->cost) ? 0 : sum->cost) + most->cost;
 	else
-		*unpriced += most->calls;
+		*unpriced = geak_add_sat(*unpriced, most->calls);
 }
 
 static void

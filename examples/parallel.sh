@@ -14,6 +14,7 @@
 # loop.sh stops) and waited for, and it exits 128 plus the signal's
 # number.
 set -u
+umask 027 # the runs' logs and records are not for every user of the host
 here=$(cd "$(dirname "$0")" && pwd)
 PATH=$here:$here/../bin:$PATH
 export PATH

@@ -40,7 +40,8 @@ geak_trace(const struct geak_slot *s, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %7.1f s: slot %d: %s%s%s%s: %s\n", geak_prog, geak_now() - geak_eopt.started,
+	/* geak_warn: one line, escaped and redacted as every message is. */
+	geak_warn("%7.1f s: slot %d: %s%s%s%s: %s", geak_now() - geak_eopt.started,
 	    s->idx, s->where ? s->where : "-", s->id && *s->id ? " (" : "", s->id ? s->id : "",
 	    s->id && *s->id ? ")" : "", line);
 }

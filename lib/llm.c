@@ -8,6 +8,7 @@
 
 #include "llmint.h"
 #include "record.h"
+#include "secrets.h"
 
 #define DEFAULT_OPENAI_URL "https://api.openai.com/v1"
 #define DEFAULT_ANTHROPIC_URL "https://api.anthropic.com"
@@ -278,6 +279,9 @@ resolve_key(struct geak_llm *llm, const struct geak_llm_config *cfg)
 	if (key) {
 		llm->api_key = geak_xstrdup(key);
 		llm->key_source = geak_xstrdup(which);
+		/* A server may send the key back (an echoing proxy): what
+		 * comes from it is redacted before it is printed or kept. */
+		geak_secrets_hold(which, key);
 	}
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "llmint.h"
+#include "secrets.h"
 
 struct check {
 	const struct geak_llm *llm;
@@ -26,10 +27,24 @@ after_endpoint(const struct geak_llm *llm, const char *msg)
 	return at ? at + strlen(llm->endpoint) : msg;
 }
 
+/* Text a server sent, as printed: any key it holds redacted, its control
+ * characters escaped.  Caller frees. */
+static char *
+shown_text(const char *s, size_t n)
+{
+	char *copy = geak_xstrndup(s ? s : "", s ? n : 0), *shown;
+
+	geak_redact(&copy);
+	shown = geak_printable(copy);
+	free(copy);
+	return shown;
+}
+
 static void
 verdict(const struct geak_llm *llm, const struct geak_llm_reply *rep)
 {
-	const char *msg = rep->error ? rep->error : "";
+	char *shown = shown_text(rep->error, rep->error ? strlen(rep->error) : 0);
+	const char *msg = shown;
 	const char *kind = rep->error_kind ? rep->error_kind : "";
 
 	if (!strcmp(kind, "network") || !strcmp(kind, "stall"))
@@ -47,6 +62,7 @@ verdict(const struct geak_llm *llm, const struct geak_llm_reply *rep)
 		    llm->endpoint, msg);
 	else
 		printf("FAILED: %s: %s\n", kind, msg);
+	free(shown);
 }
 
 /* ---- the server's models ---- */
@@ -131,8 +147,11 @@ list_models(struct geak_llm *llm)
 		if (!id)
 			continue;
 		listed |= !strcmp(id, llm->model);
-		if (shown++ < MODELS_SHOWN)
-			printf("%s%s", shown == 1 ? ": " : ", ", id);
+		if (shown++ < MODELS_SHOWN) {
+			char *name = shown_text(id, strlen(id));
+			printf("%s%s", shown == 1 ? ": " : ", ", name);
+			free(name);
+		}
 	}
 	printf("%s (%s %s)\n", shown > MODELS_SHOWN ? ", ..." : "", llm->model,
 	    listed ? "is one of them" : "is not among them");
@@ -153,6 +172,7 @@ on_done(size_t index, const struct geak_llm_request *req,
 {
 	struct check *c = ctx;
 	int shown;
+	char *text;
 
 	(void)index;
 	(void)req;
@@ -164,9 +184,11 @@ on_done(size_t index, const struct geak_llm_request *req,
 	shown = (int)strcspn(rep->text, "\n");
 	if (shown > 40)
 		shown = 40;
+	text = shown_text(rep->text, (size_t)shown);
 	printf("ok: endpoint, key and model work (HTTP %ld in %.1f s, %d attempt%s; "
-	    "reply \"%.*s\")\n", rep->http_status, rep->latency_ms / 1000, rep->attempts,
-	    rep->attempts == 1 ? "" : "s", shown, rep->text);
+	    "reply \"%s\")\n", rep->http_status, rep->latency_ms / 1000, rep->attempts,
+	    rep->attempts == 1 ? "" : "s", text);
+	free(text);
 	c->status = 0;
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "llmint.h"
+#include "secrets.h"
 
 #define RETRY_DELAY_CAP 60.0 /* longest single wait, even if the server asks more */
 #define PROGRESS_LOG_EVERY 10.0 /* seconds between progress lines with -v */
@@ -253,12 +254,33 @@ free_headers(struct curl_slist *h)
 	curl_slist_free_all(h);
 }
 
-/* Hand a finished request to the caller and free its slot. */
+/* *field, or a redacted copy of it put in *copy (for the caller to
+ * free) where it holds a credential the tool keeps. */
+static void
+redact_field(const char **field, char **copy)
+{
+	*copy = NULL;
+	if (!*field || !geak_secrets_count())
+		return;
+	*copy = geak_xstrdup(*field);
+	if (geak_redact(copy))
+		*field = *copy;
+}
+
+/* Hand a finished request to the caller and free its slot.  Every reply,
+ * from the server, a file or the client itself, passes here: what it
+ * says is redacted before anything records, prints or keeps it. */
 static void
 complete(struct run *r, struct xfer *x, struct geak_llm_reply *rep)
 {
 	struct geak_llm *llm = r->llm;
 	int live = rep->ok && !rep->replayed && !rep->journaled;
+	char *copies[4];
+	const char **fields[4] = { &rep->text, &rep->error, &rep->finish_reason,
+	    &rep->request_id };
+
+	for (size_t i = 0; i < 4; i++)
+		redact_field(fields[i], &copies[i]);
 
 	pthread_mutex_lock(&llm->mu);
 	if (rep->ok || rep->attempts > 0)
@@ -272,6 +294,8 @@ complete(struct run *r, struct xfer *x, struct geak_llm_reply *rep)
 		geak_llm_record_write(llm, llm->journal_fd, x->req, rep);
 	report(r, x, rep);
 	r->done(x->index, x->req, rep, r->ctx);
+	for (size_t i = 0; i < 4; i++)
+		free(copies[i]);
 	r->completed++;
 	geak_llm_answer_reset(&x->ans);
 	geak_sse_free(&x->sse);

@@ -12,6 +12,7 @@
 
 #include "llmint.h"
 #include "record.h"
+#include "secrets.h"
 
 static json_t *
 request_json(const struct geak_llm *llm, const struct geak_llm_request *req)
@@ -191,6 +192,7 @@ geak_llm_record_write(struct geak_llm *llm, int fd, const struct geak_llm_reques
 	if (!line || !(s = json_dumps(line, JSON_COMPACT)))
 		geak_die(GEAK_EXIT_FATAL, "out of memory");
 	json_decref(line);
+	geak_redact(&s); /* the request's text too: nothing kept holds a key */
 	/* One write per line: parallel recorders append whole lines.  The
 	 * NUL becomes the newline; the string is not used as one after. */
 	n = strlen(s);

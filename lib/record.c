@@ -813,8 +813,106 @@ static const struct geak_field record_fields[] = {
 	{ NULL, 0, 0 },
 };
 
+/* The ranges geak-record(5) gives integer fields: a value outside one is
+ * refused before any tool sizes a loop, an allocation or a sum by it.
+ * "best[].iter" is the field iter of every element of the array best. */
+struct range {
+	const char *path;
+	json_int_t min, max;
+};
+
+static const struct range record_ranges[] = {
+	{ "run", 0, GEAK_MAX_INDEX }, { "iter", 0, GEAK_MAX_INDEX },
+	{ "sample", 0, GEAK_MAX_INDEX }, { "perf_debug", 0, GEAK_MAX_INDEX },
+	{ "task.difficulty", 0, GEAK_MAX_INDEX }, { "task.level", 0, GEAK_MAX_INDEX },
+	{ "task.memory_mib", 0, GEAK_MAX_COUNT }, { "task.input_elements", 0, GEAK_MAX_COUNT },
+	{ "usage_total.calls", 0, GEAK_MAX_COUNT },
+	{ "usage_total.input_tokens", 0, GEAK_MAX_COUNT },
+	{ "usage_total.output_tokens", 0, GEAK_MAX_COUNT },
+	{ "llm.usage.input_tokens", 0, GEAK_MAX_COUNT },
+	{ "llm.usage.output_tokens", 0, GEAK_MAX_COUNT },
+	{ "llm.attempts", 0, GEAK_MAX_INDEX },
+	{ "eval.shapes_total", 0, GEAK_MAX_INDEX },
+	{ "oneshot.excluded", 0, GEAK_MAX_COUNT },
+	{ "best[].iter", 0, GEAK_MAX_INDEX },
+	{ "history[].iter", 0, GEAK_MAX_INDEX }, { "history[].sample", 0, GEAK_MAX_INDEX },
+	{ "selected.run", 0, GEAK_MAX_INDEX }, { "selected.iter", 0, GEAK_MAX_INDEX },
+	{ "selected.rank", 0, GEAK_MAX_INDEX },
+	{ NULL, 0, 0 },
+};
+
+/* Fields compared as C strings, so that a NUL or a control character
+ * would merge records or reach a terminal: ids and digests. */
+static const char *const name_fields[] = {
+	"id", "task.suite", "task.name", "code_sha", "eval.code_sha", "best[].code_sha",
+	NULL,
+};
+
+static int
+check_range(json_t *v, const char *path, const struct range *r, char *msg, size_t msglen)
+{
+	json_int_t n;
+
+	if (!json_is_integer(v))
+		return 0; /* absent, or the type check's to report */
+	n = json_integer_value(v);
+	if (n >= r->min && n <= r->max)
+		return 0;
+	snprintf(msg, msglen, "field '%s': %" JSON_INTEGER_FORMAT " is out of range (%"
+	    JSON_INTEGER_FORMAT " to %" JSON_INTEGER_FORMAT ")", path, n, r->min, r->max);
+	return -1;
+}
+
+static int
+check_name(json_t *v, const char *path, char *msg, size_t msglen)
+{
+	const unsigned char *s = (const unsigned char *)json_string_value(v);
+	size_t n = json_string_length(v);
+
+	if (!s)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < 0x20 || s[i] == 0x7f) {
+			snprintf(msg, msglen, "field '%s': control character 0x%02x at byte %zu "
+			    "(not allowed in a name)", path, s[i], i);
+			return -1;
+		}
+	return 0;
+}
+
+/* Apply check to the field at path, or, for "array[].field", to that
+ * field of every element of the array. */
+static int
+each_field(json_t *rec, const char *path, const struct range *r, char *msg, size_t msglen)
+{
+	const char *brackets = strstr(path, "[].");
+	char arr[64], where[128];
+	json_t *e;
+	size_t i;
+
+	if (!brackets)
+		return r ? check_range(geak_get(rec, path), path, r, msg, msglen) :
+		    check_name(geak_get(rec, path), path, msg, msglen);
+	snprintf(arr, sizeof arr, "%.*s", (int)(brackets - path), path);
+	json_array_foreach(geak_get(rec, arr), i, e) {
+		snprintf(where, sizeof where, "%s[%zu].%s", arr, i, brackets + 3);
+		if (r ? check_range(geak_get(e, brackets + 3), where, r, msg, msglen) :
+		    check_name(geak_get(e, brackets + 3), where, msg, msglen))
+			return -1;
+	}
+	return 0;
+}
+
 int
 geak_check_record(json_t *rec, char *msg, size_t msglen)
 {
-	return geak_check_fields(rec, record_fields, msg, msglen);
+	if (geak_check_fields(rec, record_fields, msg, msglen) < 0)
+		return -1;
+	for (const struct range *r = record_ranges; r->path; r++)
+		if (each_field(rec, r->path, r, msg, msglen) < 0)
+			return -1;
+	for (const char *const *p = name_fields; *p; p++)
+		if (each_field(rec, *p, NULL, msg, msglen) < 0)
+			return -1;
+	return 0;
 }

@@ -2,6 +2,7 @@
 #ifndef GEAK_RECORD_H
 #define GEAK_RECORD_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <jansson.h>
 
@@ -94,7 +95,25 @@ char *geak_json_compact(json_t *v);
 /* A deep copy of v (NULL for NULL); exits on allocation failure. */
 json_t *geak_json_copy(json_t *v);
 
-/* Check the types geak-record(5) gives the fields of every record; on
+/* The ranges of integer fields (geak-record(5), LIMITS): indexes (run,
+ * iter, sample, ...) and counts (tokens, calls, ...).  Sums of counts
+ * saturate (geak_add_sat). */
+#define GEAK_MAX_INDEX 1000000000LL
+#define GEAK_MAX_COUNT 1000000000000000LL
+
+/* a + b for counts of at least 0, held at INT64_MAX instead of
+ * overflowing. */
+static inline long long
+geak_add_sat(long long a, long long b)
+{
+	long long sum;
+
+	return __builtin_add_overflow(a, b, &sum) ? (b < 0 ? INT64_MIN : INT64_MAX) : sum;
+}
+
+/* Check the types and ranges geak-record(5) gives the fields of every
+ * record, and that names (id, task.name, code_sha, ...) hold no control
+ * character or NUL; on
  * failure write "field 'x': expected ..., got ..." into msg and return -1.
  * The record loop (recpool.h) applies it to every record it reads. */
 int geak_check_record(json_t *rec, char *msg, size_t msglen);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "progress.h"
+#include "record.h"
 #include "report.h"
 #include "svgplot.h"
 #include "util.h"
@@ -159,6 +160,17 @@ cpu_only(json_t *s)
 	return json_array_size(dev) > 0;
 }
 
+/* key of now less key of prev (NULL: 0), held in range. */
+static json_int_t
+grew(json_t *now, json_t *prev, const char *key)
+{
+	long long d, a = integer(now, key), b = prev ? integer(prev, key) : 0;
+
+	if (__builtin_sub_overflow(a, b, &d))
+		d = b > 0 ? INT64_MIN : INT64_MAX;
+	return (json_int_t)d;
+}
+
 /* What each iteration spent: by_iter holds what was spent by it. */
 static json_t *
 iter_spend(json_t *by_iter)
@@ -171,11 +183,9 @@ iter_spend(json_t *by_iter)
 		double c = num(u, "cost"), pc = prev ? num(prev, "cost") : 0;
 		json_array_append_new(rows, json_pack("{s:I, s:I, s:I, s:I, s:o}",
 		    "iter", (json_int_t)integer(row, "iter"),
-		    "calls", (json_int_t)(integer(u, "calls") - (prev ? integer(prev, "calls") : 0)),
-		    "input_tokens", (json_int_t)(integer(u, "input_tokens") -
-		    (prev ? integer(prev, "input_tokens") : 0)),
-		    "output_tokens", (json_int_t)(integer(u, "output_tokens") -
-		    (prev ? integer(prev, "output_tokens") : 0)),
+		    "calls", grew(u, prev, "calls"),
+		    "input_tokens", grew(u, prev, "input_tokens"),
+		    "output_tokens", grew(u, prev, "output_tokens"),
 		    "cost", isnan(c) ? json_null() : json_real(c - (isnan(pc) ? 0 : pc))));
 		prev = u;
 	}
@@ -473,8 +483,8 @@ iter_rows(json_t *by_iter, json_t *spend)
 	json_array_foreach(by_iter, i, row) {
 		json_t *r = json_copy(row), *sp = json_array_get(spend, i);
 		json_object_update(r, sp);
-		json_object_set_new(r, "tokens", json_integer(integer(sp, "input_tokens") +
-		    integer(sp, "output_tokens")));
+		json_object_set_new(r, "tokens", json_integer(geak_add_sat(integer(sp, "input_tokens"),
+		    integer(sp, "output_tokens"))));
 		json_array_append_new(rows, r);
 	}
 	return rows;

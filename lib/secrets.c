@@ -79,13 +79,36 @@ remember(const char *entry, const char *eq)
 	p->name[nl] = '\0';
 }
 
+static void
+salt_once(void)
+{
+	static int salted;
+
+	if (salted)
+		return;
+	if (getrandom(salt, sizeof salt, 0) != (ssize_t)sizeof salt)
+		geak_die(GEAK_EXIT_FATAL, "getrandom:");
+	salted = 1;
+	geak_warn_filter(geak_redact);
+}
+
+void
+geak_secrets_hold(const char *name, const char *value)
+{
+	char *entry = geak_xasprintf("%s=%s", name, value);
+
+	salt_once();
+	remember(entry, entry + strlen(name));
+	explicit_bzero(entry, strlen(entry));
+	free(entry);
+}
+
 void
 geak_secrets_take(void)
 {
 	size_t keep = 0;
 
-	if (getrandom(salt, sizeof salt, 0) != (ssize_t)sizeof salt)
-		geak_die(GEAK_EXIT_FATAL, "getrandom:");
+	salt_once();
 	for (size_t i = 0; environ && environ[i]; i++) {
 		char *entry = environ[i], *eq = strchr(entry, '=');
 		if (!eq || !geak_env_is_secret(entry)) {

@@ -17,6 +17,11 @@
 #define GEAK_REDACTED "[redacted:"
 
 void geak_secrets_take(void);
+/* Fingerprint a credential the tool keeps and uses (an API key, named by
+ * its variable), so that geak_redact finds it in what a server sends
+ * back.  Both this and geak_secrets_take make every message printed by
+ * geak_warn pass through geak_redact. */
+void geak_secrets_hold(const char *name, const char *value);
 /* Values fingerprinted (of 8 bytes or more). */
 size_t geak_secrets_count(void);
 /* Replace every occurrence of a fingerprinted value in the heap string

@@ -52,21 +52,95 @@ geak_status_draw(const char *line)
 }
 
 void
+geak_buf_put_printable(struct geak_buf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t run = 0;
+
+	geak_buf_reserve(b, n);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i], c1 = i + 1 < n ? (unsigned char)s[i + 1] : 0;
+		char esc[7] = { '\\', 'x', 0, 0, 0, 0, 0 };
+		size_t skip = 1;
+		/* C0 and DEL, and C1 (U+0080 to U+009F, 0xc2 0x80-0x9f). */
+		if ((c >= 0x20 && c != 0x7f && c != 0xc2) || c == '\t' ||
+		    (c == 0xc2 && (c1 < 0x80 || c1 > 0x9f)))
+			continue;
+		geak_buf_append(b, s + run, i - run);
+		if (c == 0xc2) {
+			memcpy(esc + 1, "u00", 3);
+			esc[4] = hex[c1 >> 4], esc[5] = hex[c1 & 15];
+			skip = 2;
+		} else {
+			esc[2] = hex[c >> 4], esc[3] = hex[c & 15];
+		}
+		geak_buf_puts(b, esc);
+		run = i + skip;
+		i += skip - 1;
+	}
+	geak_buf_append(b, s + run, n - run);
+}
+
+char *
+geak_printable(const char *s)
+{
+	struct geak_buf b = { 0 };
+
+	geak_buf_put_printable(&b, s ? s : "", s ? strlen(s) : 0);
+	return geak_buf_steal(&b);
+}
+
+static size_t (*message_filter)(char **s);
+
+void
+geak_warn_filter(size_t (*filter)(char **s))
+{
+	message_filter = filter;
+}
+
+/* "prog: message[: strerror]" as one line that a terminal shows as
+ * text: the message's control characters escaped, and what the filter
+ * (geak_warn_filter) takes out taken out.  NULL when out of memory. */
+static char *
+warn_line(const char *fmt, va_list ap, int saved)
+{
+	char *msg = NULL, *line;
+	size_t n = strlen(fmt);
+	struct geak_buf b = { 0 };
+
+	if (vasprintf(&msg, fmt, ap) < 0)
+		return NULL;
+	if (n && fmt[n - 1] == ':') {
+		char *with = NULL;
+		if (asprintf(&with, "%s %s", msg, strerror(saved)) < 0) {
+			free(msg);
+			return NULL;
+		}
+		free(msg);
+		msg = with;
+	}
+	if (message_filter)
+		message_filter(&msg);
+	geak_buf_printf(&b, "%s: ", geak_prog);
+	geak_buf_put_printable(&b, msg, strlen(msg));
+	free(msg);
+	line = geak_buf_steal(&b);
+	return line;
+}
+
+void
 geak_vwarn(const char *fmt, va_list ap)
 {
 	int saved = errno;
-	size_t n = strlen(fmt);
+	char *line = warn_line(fmt, ap, saved);
 
 	/* Threads of one tool warn at once: each message is one line, above
 	 * the status line when one is shown. */
 	flockfile(stderr);
 	if (status_shown || foreign_status)
 		fputs("\r\033[K", stderr);
-	fprintf(stderr, "%s: ", geak_prog);
-	vfprintf(stderr, fmt, ap);
-	if (n && fmt[n - 1] == ':')
-		fprintf(stderr, " %s", strerror(saved));
-	fputc('\n', stderr);
+	fprintf(stderr, "%s\n", line ? line : fmt);
+	free(line);
 	if (status_shown)
 		fputs(status_text, stderr);
 	fflush(stderr);

@@ -29,6 +29,9 @@ void geak_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 noreturn void geak_die(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void geak_vwarn(const char *fmt, va_list ap);
+/* Filter every message passes through before it is printed (a
+ * redaction: it may replace *s by a new heap string). */
+void geak_warn_filter(size_t (*filter)(char **s));
 /* Show line as the status line at the foot of stderr (a terminal), in
  * place of the last; NULL or "" takes it away.  Messages printed while
  * it is shown go above it, and it is drawn again below them. */
@@ -66,6 +69,13 @@ void geak_buf_printf(struct geak_buf *b, const char *fmt, ...)
 void geak_buf_reset(struct geak_buf *b);
 void geak_buf_free(struct geak_buf *b);
 char *geak_buf_steal(struct geak_buf *b);
+/* Append s (n bytes) to b with its control characters (C0 but tab, DEL,
+ * C1 in UTF-8) written as \xHH or \u00HH, so that text from a record, a
+ * candidate or a server shows as text on a terminal and cannot move its
+ * cursor or change its state. */
+void geak_buf_put_printable(struct geak_buf *b, const char *s, size_t n);
+/* The same into a new string (NULL: ""); caller frees. */
+char *geak_printable(const char *s);
 
 /* The program name would run as: a name with a slash as it is, else the
  * first executable of that name in PATH; NULL when there is none.

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no Python with torch and triton ($GEAK_PYTHON)"
 command -v make >/dev/null 2>&1 || skip_all "make is needed"
-plan 9
+plan 10
 unset GEAK_BASE_URL GEAK_PROVIDER GEAK_MODEL GEAK_API_KEY
 GEAK_PROMPTS=$top/examples/demo/prompts
 GEAK_LLM_FLAGS="--provider openai --model geak-demo-recording --replay $top/examples/demo/replay.jsonl"
@@ -26,6 +26,7 @@ check_same "then make has nothing left to do" 0 $?
 "$top/examples/parallel.sh" -i 1 -R 3 -j 3 -o par "$top/examples/demo/task.jsonl" 2> par.err
 check_same "parallel.sh: three one-iteration runs" 0 $?
 check_same "three runs in the summary" 3 "$(jq .runs par/summary.json)"
+check_same "run logs: not for every user" 640 "$(stat -c %a par/run-0.log)"
 # One iteration: the first attempt fails in every run.
 check_same "pass@1..3 over them" '[[1,0],[2,0],[3,0]]' "$(jq -c '[.pass_at_k[] | [.k, .exec]]' par/summary.json)"
 done_testing

@@ -1,6 +1,7 @@
-/* libFuzzer target for the record reader and writer: any bytes in, and
- * every line must come out as a record or an error record, without a
- * crash, leak or undefined behaviour.  `make fuzz` runs it. */
+/* libFuzzer target for the record reader, the record check every tool
+ * applies (types, ranges, names) and the writer: any bytes in, and every
+ * line must come out as a record or an error record, without a crash,
+ * leak or undefined behaviour.  `make fuzz` runs it. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while ((r = geak_input_next(in, &rec)) != GEAK_READ_EOF) {
 		if (r == GEAK_READ_FAIL)
 			abort();
+		if (r == GEAK_READ_OK) {
+			char msg[512];
+			if (geak_check_record(rec, msg, sizeof msg) < 0 && !memchr(msg, '\0', sizeof msg))
+				abort(); /* the message must end inside its buffer */
+		}
 		if (geak_output_write(&out, rec) < 0)
 			abort();
 		json_decref(rec);

@@ -40,6 +40,10 @@ x-api-key by API family), else 401; --models limits the accepted models
 entry's "delay" (seconds) the replies it gives.  --log FILE appends one JSON
 line per request (path, model, body, whether auth matched, how many requests
 were being answered at once; never the key).
+
+--echo-key plays a proxy that sends the credential back: every error
+message, the request id (x-request-id) and the model list carry the
+credential header the request came with, and {auth} in a text becomes it.
 """
 import argparse
 import email.utils
@@ -117,12 +121,21 @@ class Handler(BaseHTTPRequestHandler):
             sys.stderr.write("llm_server: " + (fmt % args) + "\n")
 
     # --- plumbing -------------------------------------------------------
+    def credential(self):
+        """What the request carried as its key (--echo-key), else ""."""
+        if not self.server.state.args.echo_key:
+            return ""
+        for h in ("x-api-key", "api-key", "Authorization"):
+            if self.headers.get(h):
+                return self.headers.get(h)
+        return ""
+
     def send_json(self, status, obj, headers=None):
         data = json.dumps(obj).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
-        self.send_header("x-request-id", "req_test_%d" % self.count)
+        self.send_header("x-request-id", "req_test_%d%s" % (self.count, self.credential()))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()
@@ -136,6 +149,8 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def error(self, status, etype, message, headers=None):
+        if self.credential():
+            message += " (you sent: %s)" % self.credential()
         self.send_json(status, {"error": {"type": etype, "message": message}}, headers)
 
     def start_stream(self):
@@ -172,6 +187,8 @@ class Handler(BaseHTTPRequestHandler):
             self.error(401, "authentication_error", "invalid API key")
             return
         names = st.args.models.split(",") if st.args.models else ["test-model"]
+        if self.credential():
+            names.append(self.credential())
         self.send_json(200, {"object": "list", "data": [
             {"id": n, "object": "model", "type": "model"} for n in names]})
 
@@ -261,6 +278,7 @@ class Handler(BaseHTTPRequestHandler):
                     "# answer {sample_hint}\ndef kernel():\n    return {count}\n```\n")
         text = text.replace("{count}", str(self.count)).replace("{sample_hint}", digest[:12])
         text = text.replace("{model}", str(body.get("model")))
+        text = text.replace("{auth}", self.credential())
         if fault == "empty":
             text = ""
         elif fault and fault.startswith("huge"):
@@ -452,6 +470,8 @@ def main():
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--no-list", action="store_true", help="no GET /v1/models")
     ap.add_argument("--stall-seconds", type=float, default=30.0)
+    ap.add_argument("--echo-key", action="store_true",
+                    help="send the request's credential back in what it answers")
     ap.add_argument("--log")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
