@@ -116,6 +116,8 @@ add_journal(struct geak_llm *llm, const char *key, json_t *reply)
 		geak_die(GEAK_EXIT_FATAL, "out of memory");
 }
 
+/* Exchanges hold the prompts and replies, a user's code among them: a
+ * file made for them is its owner's alone. */
 int
 geak_llm_journal_open(struct geak_llm *llm, const char *path)
 {
@@ -125,7 +127,7 @@ geak_llm_journal_open(struct geak_llm *llm, const char *path)
 		geak_die(GEAK_EXIT_FATAL, "out of memory");
 	if (access(path, F_OK) == 0 && load_exchanges(llm, path, "--journal", 0, add_journal) < 0)
 		return -1;
-	llm->journal_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	llm->journal_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (llm->journal_fd < 0) {
 		geak_warn("--journal %s:", path);
 		return -1;
@@ -153,7 +155,7 @@ geak_llm_replay_find(struct geak_llm *llm, const char *key)
 int
 geak_llm_record_open(struct geak_llm *llm, const char *path)
 {
-	llm->record_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	llm->record_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (llm->record_fd < 0) {
 		geak_warn("--record %s:", path);
 		return -1;

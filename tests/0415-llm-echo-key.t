@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$top/tests/04lib-llm.sh"
 command -v jq >/dev/null || skip_all "jq is not installed"
-plan 14
+plan 15
 
 # A server that wants another key: every request is refused, and the
 # refusal quotes the key it was sent.
@@ -43,6 +43,8 @@ check_match "echoed, not streamed: the request id, redacted" \
 	'^req_test_[0-9]+Bearer \[redacted:OPENAI_API_KEY\]$' "$(field whole.out .llm.request_id)"
 check_match "--record: redacted" '\[redacted:OPENAI_API_KEY\]' "$(cat rec.jsonl)"
 check_match "--journal: redacted" '\[redacted:OPENAI_API_KEY\]' "$(cat journal.jsonl)"
+check_same "--record and --journal files are their owner's alone" "600 600" \
+	"$(stat -c %a rec.jsonl journal.jsonl | tr '\n' ' ' | sed 's/ $//')"
 OPENAI_API_KEY=$KEY geak-gen --check --base-url "$echo_url" >check-echo.out 2>&1
 check_match "--check: the model list, redacted" \
 	'^models: .*\[redacted:OPENAI_API_KEY\]' "$(cat check-echo.out)"
