@@ -215,9 +215,9 @@ submit() {
 runs_cmd() {
 	parse "$@"
 	need_file
-	command -v sbatch >/dev/null 2>&1 || [ -n "$dry" ] || die "sbatch is not on PATH (Slurm's client)"
 	# Nothing is made or submitted before the task file holds a task.
 	geak-iter.sh tasks "$file" || { echo "$prog: nothing was submitted" >&2; exit 2; }
+	command -v sbatch >/dev/null 2>&1 || [ -n "$dry" ] || die "sbatch is not on PATH (Slurm's client)"
 	: "${out:=out}"
 	[ -n "$passk" ] || passk=$(seq -s, 1 "$runs")
 	find_loop

@@ -185,6 +185,7 @@ stop_runs() {
 		[ -z "$busy" ] && break
 		sleep 0.2
 	done
+	[ -n "${watcher:-}" ] && kill "$watcher" 2>/dev/null
 	unpaint
 	say "stopped by signal $caught; run the same command again to carry on"
 	exit $((128 + caught))

@@ -391,7 +391,8 @@ load_prices(struct geak_llm *llm, const struct geak_llm_config *cfg)
 	if (cfg->prices_path || access(path, R_OK) == 0)
 		rc = geak_llm_price_load(path, geak_llm_provider_name(llm), llm->model, &llm->price);
 	if (rc == 0 && cfg->max_cost >= 0 && !llm->price.known) {
-		geak_warn("--max-cost: %s has no price for %s model %s (add a line for it)", path,
+		geak_warn("--max-cost: %s has no price for %s model %s, so its cost cannot be "
+		    "counted: add a line for it, or limit the run with --max-tokens-total", path,
 		    geak_llm_provider_name(llm), llm->model);
 		rc = -1;
 	}
