@@ -272,12 +272,14 @@ run() {
 	return "$s"
 }
 
-# The run's spending so far, from its ledger: "$0.12, 3456 tokens" (and
-# "5 calls unpriced": a model without a price costs what is unknown).
+# The run's spending so far, from its ledger: "$0.12, 3456 tokens", and
+# ", 5 calls unpriced" for a model without a price, whose cost is unknown
+# ("3456 tokens, 5 calls unpriced" when no call was priced).
 spent() {
-	[ -s "$ledger" ] && jq -r '"$\((.cost * 100 | round) / 100)" +
-		(if (.unpriced_calls // 0) > 0 then " and \(.unpriced_calls) calls unpriced" else "" end) +
-		", \(.input_tokens + .output_tokens) tokens"' "$ledger" 2>/dev/null
+	[ -s "$ledger" ] && jq -r '(.unpriced_calls // 0) as $u |
+		(if $u == 0 or .calls > $u then "$\((.cost * 100 | round) / 100), " else "" end) +
+		"\(.input_tokens + .output_tokens) tokens" +
+		(if $u > 0 then ", \($u) calls unpriced" else "" end)' "$ledger" 2>/dev/null
 }
 # 0 when the ledger has reached a limit of the run's.
 budget_spent() {
