@@ -31,20 +31,31 @@ usage_fail() {
 
 usage() {
 	cat <<USAGE
-usage: $prog runs [-i ITERS] [-R RUNS] [-k LIST] [-o DIR] [--gpus [TYPE:]N] [--cpu]
+usage: $prog runs [-i ITERS] [-n SAMPLES] [-R RUNS] [-j JOBS] [-k LIST] [-o DIR]
+                  [-g [TYPE:]N | --cpu] [--model NAME] [--provider NAME]
+                  [--base-url URL] [--max-cost USD] [--max-tokens-total N] [--force]
                   [--lock-wait S] [-W] [--dry-run] TASKS.jsonl [-- SBATCH-OPTION...]
-       $prog eval [-j TASKS] [-o FILE] [--gpus [TYPE:]N] [--cpu] [--lock-wait S] [-W]
+       $prog eval [-j TASKS] [-o FILE] [-g [TYPE:]N | --cpu] [--lock-wait S] [-W]
                   [--dry-run] RECORDS.jsonl [-- SBATCH-OPTION...]
   runs: RUNS independent loops as one job array, then one job merging them
   -i, --iters N      iterations per run (default 3)
+  -n, --samples N    first candidates per task (geak-gen -n; default 1)
   -R, --runs N       independent runs, array elements 0..N-1 (default 4)
+  -j, --jobs N       runs at a time (the array's %N; default: all)
   -k, --pass-at LIST pass@k values of the merge (default 1,...,RUNS)
   -o, --out DIR      output folder (runs: default out; run r in DIR/run-r)
+      --model NAME   the model (geak-gen --model); \$GEAK_MODEL
+      --provider NAME  openai, anthropic or azure; \$GEAK_PROVIDER
+      --base-url URL the provider's endpoint; \$GEAK_BASE_URL
+      --max-cost USD stop asking the model once all the runs have spent USD
+                     (DIR/ledger.json, shared; refused for an unpriced model)
+      --max-tokens-total N  ... or N tokens
+      --force        resume in DIR even though its runs had other settings
   eval: one job of TASKS srun tasks, each evaluating a slice of the file
   -j, --jobs N       srun tasks (default 2; --tasks N says the same)
   -o, --out FILE     the evaluated records (default evaluated.jsonl)
   both:
-      --gpus [TYPE:]N  GPUs per array element or srun task (default 1; 0: none)
+  -g, --gpus [TYPE:]N  GPUs per array element or srun task (default 1; 0: none)
       --cpu          evaluate on the CPU (geak-eval --cpu), no GPU asked for
       --lock-wait S  seconds a requeued job waits for the instance before it
                      to let go of its folder (default 300)
@@ -52,6 +63,12 @@ usage: $prog runs [-i ITERS] [-R RUNS] [-k LIST] [-o DIR] [--gpus [TYPE:]N] [--c
       --dry-run      print the sbatch commands and scripts, submit nothing
   -h, --help         this help
 Options after -- go to every sbatch call (partition, account, time, ...).
+Environment (passed to the jobs by sbatch): GEAK_MODEL, GEAK_PROVIDER,
+GEAK_BASE_URL, the provider's key, GEAK_PYTHON, GEAK_LLM_FLAGS and the
+other stages' GEAK_*_FLAGS; GEAK_LOOP (the loop to run).  The task file
+is checked, and DIR/manifest.json against these settings, before anything
+is submitted.  Exit: 0 done or submitted, 2 bad usage or no usable task,
+3 failed, 4 no model can be used, 5 DIR holds runs with other settings.
 USAGE
 	exit 0
 }
@@ -92,6 +109,13 @@ need_file() {
 whole() {
 	case $2 in ''|*[!0-9]*) usage_fail "$1: want a whole number, not '$2'" ;; esac
 }
+dollars() {
+	case $2 in ''|*[!0-9.]*) usage_fail "$1: want a number of US dollars, not '$2'" ;; esac
+}
+# word OPTION VALUE: a value that goes into a job's script as one word.
+word() {
+	case $2 in *[[:space:]\'\"\\\$\`]*) usage_fail "$1: a value with blanks or quotes cannot be passed on: '$2'" ;; esac
+}
 above0() {
 	whole "$1" "$2"
 	[ "$2" -gt 0 ] || usage_fail "$1: want a whole number above 0, not '$2'"
@@ -112,8 +136,8 @@ find_loop() {
 }
 
 # ---- options of the commands a user types ----
-iters=3 runs=4 passk= out= tasks_n=2 gpus=1 cpu= lock_wait=300 wait= dry=
-run_index=
+iters=3 runs=4 passk= out= tasks_n= gpus=1 cpu= lock_wait=300 wait= dry=
+run_index= samples= model= provider= base_url= max_cost= max_tokens= force=
 parse() {
 	while [ $# -gt 0 ]; do
 		case $1 in
@@ -124,7 +148,14 @@ parse() {
 		-k|--pass-at) [ $# -ge 2 ] || usage_fail "$1 needs a value"; passk=$2; shift 2 ;;
 		-o|--out) [ $# -ge 2 ] || usage_fail "$1 needs a value"; out=$2; shift 2 ;;
 		-j|--jobs|--tasks) [ $# -ge 2 ] || usage_fail "$1 needs a value"; above0 "$1" "$2"; tasks_n=$2; shift 2 ;;
-		--gpus) [ $# -ge 2 ] || usage_fail "$1 needs a value"; gpu_count "$1" "$2"; gpus=$2; shift 2 ;;
+		-n|--samples) [ $# -ge 2 ] || usage_fail "$1 needs a value"; above0 "$1" "$2"; samples=$2; shift 2 ;;
+		--model) [ $# -ge 2 ] || usage_fail "$1 needs a value"; model=$2; shift 2 ;;
+		--provider) [ $# -ge 2 ] || usage_fail "$1 needs a value"; provider=$2; shift 2 ;;
+		--base-url) [ $# -ge 2 ] || usage_fail "$1 needs a value"; base_url=$2; shift 2 ;;
+		--max-cost) [ $# -ge 2 ] || usage_fail "$1 needs a value"; dollars "$1" "$2"; max_cost=$2; shift 2 ;;
+		--max-tokens-total) [ $# -ge 2 ] || usage_fail "$1 needs a value"; whole "$1" "$2"; max_tokens=$2; shift 2 ;;
+		--force) force=1; shift ;;
+		-g|--gpus) [ $# -ge 2 ] || usage_fail "$1 needs a value"; gpu_count "$1" "$2"; gpus=$2; shift 2 ;;
 		--cpu) cpu=1; shift ;;
 		--lock-wait) [ $# -ge 2 ] || usage_fail "$1 needs a value"; whole "$1" "$2"; lock_wait=$2; shift 2 ;;
 		--run) [ $# -ge 2 ] || usage_fail "$1 needs a value"; whole "$1" "$2"; run_index=$2; shift 2 ;;
@@ -142,6 +173,14 @@ parse() {
 	case $passk in *[!0-9,]*) usage_fail "-k: want a list of whole numbers, not '$passk'" ;; esac
 	[ -n "$cpu" ] && gpus=0
 	case $gpus in *:0|0) gpus= ;; esac
+	for v in "--model:$model" "--provider:$provider" "--base-url:$base_url"; do
+		word "${v%%:*}" "${v#*:}"
+	done
+}
+
+# The flags an element gives its loop, from the options of runs.
+loop_flags() {
+	printf '%s' "${samples:+ -n $samples}${model:+ --model $model}${provider:+ --provider $provider}${base_url:+ --base-url $base_url}${max_cost:+ --max-cost $max_cost}${max_tokens:+ --max-tokens-total $max_tokens}${force:+ --force}"
 }
 
 # submit WHAT SCRIPT EXTRA...: sbatch SCRIPT, written from stdin, with
@@ -176,22 +215,34 @@ submit() {
 runs_cmd() {
 	parse "$@"
 	need_file
+	# Nothing is made or submitted before the task file holds a task.
+	geak-iter.sh tasks "$file" || { echo "$prog: nothing was submitted" >&2; exit 2; }
 	command -v sbatch >/dev/null 2>&1 || [ -n "$dry" ] || die "sbatch is not on PATH (Slurm's client)"
-	[ -r "$file" ] || die "$file: cannot read"
 	: "${out:=out}"
 	[ -n "$passk" ] || passk=$(seq -s, 1 "$runs")
 	find_loop
 	outd=$(abspath "$out") tasksf=$(abspath "$file")
 	sbatch_path "$outd"
 	[ -n "$dry" ] || mkdir -p "$outd" || die "cannot make $outd"
-	flags="-i $iters -k $passk --lock-wait $lock_wait${cpu:+ --cpu}"
+	# The runs' settings against the folder's, and a model that can be
+	# used, before anything is submitted; a model found on a server of
+	# the user's is named to every element.
+	if [ -z "$dry" ]; then
+		pin=$(GEAK_LLM_FLAGS="${GEAK_LLM_FLAGS:-}${provider:+ --provider $provider}${model:+ --model $model}${base_url:+ --base-url $base_url}${max_cost:+ --max-cost $max_cost}" \
+			geak-iter.sh settings ${force:+--force} "$outd" "$tasksf" "iterations=$iters" \
+			"samples=${samples:-1}" "runs=$runs" "device=${cpu:+cpu}${gpus:+gpus per run $gpus}")
+		s=$?
+		[ "$s" -eq 0 ] || { echo "$prog: nothing was submitted" >&2; exit "$s"; }
+		case $pin in --model\ *) model=${pin#--model }; word --model "$model" ;; esac
+	fi
+	flags="-i $iters -k $passk --lock-wait $lock_wait${cpu:+ --cpu}$(loop_flags)"
 	gres=
 	[ -n "$gpus" ] && gres="
 #SBATCH --gres=gpu:$gpus"
 	submit runs "$outd/runs.sbatch" <<EOF
 #!/bin/sh
 #SBATCH --job-name=geak-runs
-#SBATCH --array=0-$((runs - 1))
+#SBATCH --array=0-$((runs - 1))${tasks_n:+%$tasks_n}
 #SBATCH --requeue
 #SBATCH --open-mode=append
 #SBATCH --output=$outd/run-%a.log$gres
@@ -234,6 +285,7 @@ eval_cmd() {
 	command -v sbatch >/dev/null 2>&1 || [ -n "$dry" ] || die "sbatch is not on PATH (Slurm's client)"
 	[ -r "$file" ] || die "$file: cannot read"
 	: "${out:=evaluated.jsonl}"
+	: "${tasks_n:=2}"
 	# The file as named, from the folder it was named in, so that errors
 	# name it as a plain geak-eval would.
 	outf=$(abspath "$out") inf=$file here_dir=$(pwd)
@@ -313,8 +365,11 @@ element_cmd() {
 		GEAK_GEN_FLAGS="--knowledge auto ${GEAK_GEN_FLAGS:-}"
 	fi
 	GEAK_VERBOSE=1
-	export GEAK_EVAL_FLAGS GEAK_GEN_FLAGS GEAK_VERBOSE
-	exec "$loop" -v -i "$iters" --run "$r" -k "${passk:-1}" -o "$dir" "$file"
+	# One ledger for the runs, so that a budget holds for all of them.
+	GEAK_RUN_LEDGER=$(cd "$out" && pwd)/ledger.json
+	export GEAK_EVAL_FLAGS GEAK_GEN_FLAGS GEAK_VERBOSE GEAK_RUN_LEDGER
+	# shellcheck disable=SC2046  # the loop's flags, each one word
+	exec "$loop" -v -i "$iters" --run "$r" -k "${passk:-1}" $(loop_flags) -o "$dir" "$file"
 }
 
 # The merge: geak-select over every run's evaluated files, whatever

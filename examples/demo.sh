@@ -15,6 +15,11 @@
 #   usage: examples/demo.sh [-f]     -f: start afresh instead of resuming
 #   GEAK_DEMO_OUT=DIR: write the run there (default out/demo-replay or
 #   out/demo-live); GEAK_DEMO_NOBUILD=1: use the tools as built
+#
+# A replayed and a live demo never share a folder, and the folder's
+# manifest (see geak-loop(1)) keeps a live run with another provider or
+# model from resuming one made before: the loop stops, and -f starts
+# afresh.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 3
@@ -91,6 +96,11 @@ while :; do
 	status=$?
 	kill -0 $loop 2>/dev/null || break
 done
+if [ $status -eq 5 ]; then
+	say "$out holds a demo run with other settings (see above): examples/demo.sh -f starts"
+	say "afresh there, or GEAK_DEMO_OUT=DIR puts this run in a folder of its own"
+	exit $status
+fi
 if [ $status -ne 0 ]; then
 	say "the loop stopped (exit $status, see above); run the same command to carry on"
 	exit $status

@@ -26,10 +26,24 @@
 # progress (each stage writes its line into DIR/.status, GEAK_STATUS_DIR);
 # at the end one line sums the run up.
 #
-# Exit status: 0 done; 2 bad usage; 3 a step failed; 4 the model could
-# not be used, or the budget is spent (see the message); 128+N stopped by
-# signal N.  Tool flags: GEAK_LLM_FLAGS, GEAK_GEN_FLAGS, GEAK_EVAL_FLAGS,
-# ... as described in geak-iter.sh.
+# Before anything is locked or asked, the task file is read as the first
+# step will read it (geak-iter.sh tasks): missing, unreadable, or without
+# one usable record, the loop stops there.  The folder keeps the run's
+# settings in DIR/manifest.json (geak-iter.sh settings): a run there
+# with other settings is not resumed unless --force says so.
+#
+# Each step runs in a process group of its own (setsid(1)), watched by a
+# small process (geak-iter.sh watch) that stops the group if this shell
+# dies without doing so (kill -9): nothing of the run outlives it for
+# more than a few seconds.  The lock names this shell's pid, and the
+# step's group while one runs; a run that finds the lock's holder dead
+# stops what is left of it and takes the folder over.
+#
+# Exit status: 0 done; 2 bad usage, or a task file with no usable
+# record; 3 a step failed; 4 the model could not be used, or the budget
+# is spent (see the message); 5 the folder holds a run with other
+# settings; 128+N stopped by signal N.  Tool flags: GEAK_LLM_FLAGS,
+# GEAK_GEN_FLAGS, GEAK_EVAL_FLAGS, ... as described in geak-iter.sh.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 PATH=$here:$here/../bin:$PATH
@@ -37,23 +51,44 @@ export PATH
 prog=$(basename "$0")
 
 iters=3 samples= out=out run= gpus= passk=1 verbose= max_cost= max_tokens=
+model= provider= base_url= cpu= jobs= force=
 usage() {
 	[ "$1" -eq 0 ] && fd=1 || fd=2
 	cat >&$fd <<USAGE
-usage: $prog [-v] [-i ITERS] [-n SAMPLES] [-o DIR] [-g GPUS] [-k LIST]
-       [--max-cost USD] [--max-tokens-total N] [--run N] TASKS.jsonl
+usage: $prog [-v] [-i ITERS] [-n SAMPLES] [-o DIR] [-g GPUS | --cpu] [-j N] [-k LIST]
+       [--model NAME] [--provider NAME] [--base-url URL] [--max-cost USD]
+       [--max-tokens-total N] [--run N] [--force] TASKS.jsonl
   -i, --iters N          iterations (default 3)
   -n, --samples N        first candidates per task, each a lineage of its own
                          (geak-gen -n; default 1)
   -o, --out DIR          output folder (default out)
   -g, --gpus LIST        the GPUs the evaluator may use (geak-eval --gpus)
+      --cpu              evaluate on the CPU (geak-eval --cpu)
+  -j, --jobs N           at once: candidates evaluated (geak-eval -j) and
+                         requests in flight (geak-gen -j ...)
   -k, --pass-at LIST     pass@k values for the summary (default 1)
+      --model NAME       the model (geak-gen --model); \$GEAK_MODEL
+      --provider NAME    openai, anthropic or azure; \$GEAK_PROVIDER
+      --base-url URL     the provider's endpoint; \$GEAK_BASE_URL (a server of
+                         your own: with no model named, its only model)
       --max-cost USD     stop asking the model once the run has spent USD
+                         (refused for a model without a price: see
+                         share/prices.tsv, or use --max-tokens-total)
       --max-tokens-total N  ... or N tokens (the run: every step, resumed too)
       --run N            the run's index in its records (parallel scaling)
+      --force            resume in DIR even though its run had other settings
+                         (DIR/manifest.json)
   -v, --verbose          the stages' checks and each iteration's numbers on
                          stderr, also when it is not a terminal
   -h, --help             this help
+Environment: GEAK_MODEL, GEAK_PROVIDER, GEAK_BASE_URL; the key from
+GEAK_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY, AZURE_OPENAI_API_KEY or
+LLM_API_KEY; GEAK_PYTHON (the harness's Python); GEAK_LLM_FLAGS,
+GEAK_GEN_FLAGS, GEAK_RETRIEVE_FLAGS, GEAK_REFLECT_FLAGS, GEAK_OPT_FLAGS,
+GEAK_EVAL_FLAGS (more flags for the stages); GEAK_VERBOSE (as -v); TMPDIR.
+Exit: 0 done, 2 bad usage or no usable task, 3 a step failed, 4 the model
+could not be used or the budget is spent, 5 DIR holds a run with other
+settings, 128+N stopped by signal N.  See geak-loop(1).
 USAGE
 	exit "$1"
 }
@@ -70,6 +105,12 @@ while [ $# -gt 0 ]; do
 	-n|--samples) need "$1" $#; whole "$1" "$2"; samples=$2; shift 2 ;;
 	-o|--out) need "$1" $#; out=$2; shift 2 ;;
 	-g|--gpus) need "$1" $#; gpus=$2; shift 2 ;;
+	--cpu) cpu=1; shift ;;
+	-j|--jobs) need "$1" $#; whole "$1" "$2"; jobs=$2; shift 2 ;;
+	--model) need "$1" $#; model=$2; shift 2 ;;
+	--provider) need "$1" $#; provider=$2; shift 2 ;;
+	--base-url) need "$1" $#; base_url=$2; shift 2 ;;
+	--force) force=1; shift ;;
 	-k|--pass-at) need "$1" $#; passk=$2; shift 2 ;;
 	--run) need "$1" $#; whole "$1" "$2"; run=$2; shift 2 ;;
 	--max-cost) need "$1" $#; max_cost=$2; shift 2 ;;
@@ -79,24 +120,32 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-[ $# -eq 1 ] || usage 2
+[ $# -eq 1 ] || { [ $# -eq 0 ] && echo "$prog: no task file named" >&2 ||
+	echo "$prog: one task file, not $#" >&2; usage 2; }
 tasks=$1
 case $iters in ''|*[!0-9]*|0) echo "$prog: -i: want a whole number above 0" >&2; exit 2 ;; esac
 case $max_cost in *[!0-9.]*) echo "$prog: --max-cost: want a number of US dollars" >&2; exit 2 ;; esac
+case $jobs in 0) echo "$prog: -j: want a whole number above 0" >&2; exit 2 ;; esac
+[ -n "$gpus" ] && [ -n "$cpu" ] && { echo "$prog: -g and --cpu: one or the other" >&2; exit 2; }
+# Nothing is locked, made or asked before the task file is known to hold
+# a task.
+geak-iter.sh tasks "$tasks" || { echo "$prog: nothing was run" >&2; exit 2; }
 [ -n "${GEAK_VERBOSE:-}" ] && verbose=1
 # On a terminal: each iteration's numbers and the checks' verdicts; with
 # -v also what the checks found.
 brief=
 [ -t 2 ] && [ -z "$verbose" ] && brief=1
-mkdir -p "$out" || exit 3
+mkdir -p "$out" || { echo "$prog: cannot make $out; nothing was run" >&2; exit 3; }
 started=$(date +%s)
 
 # One run per folder: the lock lives as long as this shell and every
-# process it starts (they inherit it), and names the pid that holds it.
+# process it starts (they inherit it), and names the pid that holds it;
+# one left by a run that died is taken over (geak-iter.sh unlock).
 command -v flock >/dev/null 2>&1 || { echo "$prog: flock(1) is needed (util-linux)" >&2; exit 3; }
-exec 9>>"$out/.geak.lock" || exit 3
-if ! flock -n 9; then
-	echo "$prog: $out is in use by another run (pid $(head -n 1 "$out/.geak.lock" 2>/dev/null)); stop it or wait for it" >&2
+command -v setsid >/dev/null 2>&1 || { echo "$prog: setsid(1) is needed (util-linux)" >&2; exit 3; }
+exec 9>>"$out/.geak.lock" || { echo "$prog: cannot make $out/.geak.lock; nothing was run" >&2; exit 3; }
+if ! flock -n 9 && ! { geak-iter.sh unlock "$out" && flock -n 9; }; then
+	echo "$prog: nothing was run" >&2
 	exit 3
 fi
 : > "$out/.geak.lock"
@@ -106,13 +155,32 @@ export GEAK_LOCKED
 
 # The run's settings reach its stages through their flag variables.  The
 # ledger is the run's (parallel.sh gives its runs one to share).
-ledger=${GEAK_RUN_LEDGER:-$GEAK_LOCKED/ledger.json}
-GEAK_LLM_FLAGS="${GEAK_LLM_FLAGS:-} --ledger $ledger${max_cost:+ --max-cost $max_cost}${max_tokens:+ --max-tokens-total $max_tokens}"
+GEAK_LLM_FLAGS="${GEAK_LLM_FLAGS:-}${provider:+ --provider $provider}${model:+ --model $model}${base_url:+ --base-url $base_url}${jobs:+ -j $jobs}${max_cost:+ --max-cost $max_cost}${max_tokens:+ --max-tokens-total $max_tokens}"
 # Samples are drawn for the first attempts only: each then goes on as a
 # lineage of its own, debugged and optimised one candidate at a time.
 [ -n "$samples" ] && GEAK_SAMPLES=$samples && export GEAK_SAMPLES
 [ -n "$gpus" ] && GEAK_EVAL_FLAGS="--gpus $gpus ${GEAK_EVAL_FLAGS:-}"
+[ -n "$cpu" ] && GEAK_EVAL_FLAGS="--cpu ${GEAK_EVAL_FLAGS:-}"
+[ -n "$jobs" ] && GEAK_EVAL_FLAGS="${GEAK_EVAL_FLAGS:-} -j $jobs"
 export GEAK_LLM_FLAGS GEAK_EVAL_FLAGS
+case " ${GEAK_EVAL_FLAGS:-} " in
+*" --cpu "*) device=cpu ;;
+*" --gpus "*|*" -g "*) device="gpus $(printf ' %s ' "$GEAK_EVAL_FLAGS" | sed -n 's/.* \(--gpus\|-g\)[ =]\([^ ]*\) .*/\2/p')" ;;
+*) device=auto ;;
+esac
+# What the run is made with, checked against what the folder's run was
+# made with, before anything is asked; the model a server of the user's
+# was found to have is then named to every step.
+pin=$(geak-iter.sh settings ${force:+--force} "$out" "$tasks" "iterations=$iters" \
+	"samples=${samples:-1}" "run=$run" "device=$device")
+s=$?
+if [ "$s" -ne 0 ]; then
+	echo "$prog: nothing was run" >&2
+	exit "$s"
+fi
+ledger=${GEAK_RUN_LEDGER:-$GEAK_LOCKED/ledger.json}
+GEAK_LLM_FLAGS="$GEAK_LLM_FLAGS${pin:+ $pin} --ledger $ledger"
+export GEAK_LLM_FLAGS
 
 # ---- the status line ----
 # The stages write theirs into $sdir (GEAK_STATUS_DIR), this script its
@@ -133,7 +201,8 @@ status_is() {
 paint() {
 	cols=$(stty size 2>/dev/null </dev/tty | cut -d' ' -f2)
 	[ -n "$cols" ] && [ "$cols" -gt 1 ] || cols=80
-	while :; do
+	# It ends with this shell, however that ends.
+	while kill -0 $$ 2>/dev/null; do
 		line=$(cat "$sdir/.loop" "$sdir"/geak-* 2>/dev/null | sed 's/^geak-//' | paste -sd'|' - |
 			sed 's/|/ | /g' | cut -c1-$((cols - ${#prog} - 3)))
 		printf '\r\033[K%s' "$prog: $line" >&2
@@ -146,7 +215,7 @@ unpaint() {
 	painter=
 }
 if [ -t 2 ] && [ -z "${GEAK_LOOP_STATUS:-}" ]; then
-	paint &
+	paint 9>&- &
 	painter=$!
 fi
 # say MESSAGE: on stderr, above the status line.
@@ -159,7 +228,9 @@ say_file() {
 }
 
 # Each step runs in the background so that a signal reaches this shell
-# at once; the step is then told to stop and waited for.
+# at once; the step is then told to stop and waited for.  It runs in a
+# process group of its own, which a watcher stops should this shell die
+# without doing so; the lock's second line names the group.
 child=
 caught=
 on_signal() {
@@ -170,10 +241,19 @@ trap 'on_signal 15' TERM
 trap 'on_signal 2' INT
 trap 'unpaint; rm -f "$out/.geak.check" "$out/best.jsonl.tmp"; [ -n "${GEAK_STATUS_DIR:-}" ] && [ -z "${GEAK_LOOP_STATUS:-}" ] && rm -rf "$sdir"' EXIT
 
-# run COMMAND...: run it as the current step; its exit status.
+# run [-o FILE | -O FILE] COMMAND...: run it as the current step, its
+# stdout into FILE with -o, stdout and stderr with -O; its exit status.
+# (A redirection of run itself would take this shell's messages too.)
 run() {
-	"$@" &
+	case $1 in
+	-o) f=$2; shift 2; setsid "$@" > "$f" & ;;
+	-O) f=$2; shift 2; setsid "$@" > "$f" 2>&1 & ;;
+	*) setsid "$@" & ;;
+	esac
 	child=$!
+	printf '%s\nstep %s\n' "$$" "$child" > "$out/.geak.lock"
+	geak-iter.sh watch "$$" "$child" < /dev/null > /dev/null 2>&1 9>&- &
+	watcher=$!
 	while :; do
 		wait "$child"
 		s=$?
@@ -182,7 +262,9 @@ run() {
 		fi
 		break
 	done
+	kill "$watcher" 2>/dev/null
 	child=
+	printf '%s\n' "$$" > "$out/.geak.lock"
 	if [ -n "$caught" ]; then
 		say "stopped by signal $caught; run the same command again to carry on"
 		exit $((128 + caught))
@@ -190,10 +272,14 @@ run() {
 	return "$s"
 }
 
-# The run's spending so far, from its ledger: "$0.12, 3456 tokens".
+# The run's spending so far, from its ledger: "$0.12, 3456 tokens", and
+# ", 5 calls unpriced" for a model without a price, whose cost is unknown
+# ("3456 tokens, 5 calls unpriced" when no call was priced).
 spent() {
-	[ -s "$ledger" ] && jq -r '"$\((.cost * 100 | round) / 100), \(.input_tokens + .output_tokens) tokens"' \
-		"$ledger" 2>/dev/null
+	[ -s "$ledger" ] && jq -r '(.unpriced_calls // 0) as $u |
+		(if $u == 0 or .calls > $u then "$\((.cost * 100 | round) / 100), " else "" end) +
+		"\(.input_tokens + .output_tokens) tokens" +
+		(if $u > 0 then ", \($u) calls unpriced" else "" end)' "$ledger" 2>/dev/null
 }
 # 0 when the ledger has reached a limit of the run's.
 budget_spent() {
@@ -232,7 +318,7 @@ preflight() {
 	checked=1
 	status_is "checking the model provider and the harness"
 	# shellcheck disable=SC2086  # a word list
-	run geak-gen --check ${GEAK_LLM_FLAGS:-} > "$out/.geak.check" 2>&1
+	run -O "$out/.geak.check" geak-gen --check ${GEAK_LLM_FLAGS:-}
 	s=$?
 	if [ "$s" -ne 0 ]; then
 		say_file "$out/.geak.check"
@@ -247,7 +333,7 @@ preflight() {
 	while [ "$i" -lt "$iters" ] && [ -f "$out/evaluated-$i.jsonl" ]; do i=$((i + 1)); done
 	if [ "$i" -lt "$iters" ]; then
 		# shellcheck disable=SC2086
-		run geak-eval --check ${GEAK_EVAL_FLAGS:-} > "$out/.geak.check" 2>&1
+		run -O "$out/.geak.check" geak-eval --check ${GEAK_EVAL_FLAGS:-}
 		s=$?
 		if [ "$s" -ne 0 ]; then
 			say_file "$out/.geak.check"
@@ -292,9 +378,13 @@ done
 # Cheap, and its inputs may have grown: always made afresh.
 status_is "selecting the best kernels"
 # shellcheck disable=SC2086  # a list of file names without blanks
-run geak-select -k "$passk" -s "$out/summary.json" -r "$out/report.html" --kernels "$out/kernels" $evaluated \
-	> "$out/best.jsonl.tmp"
-[ $? -le 1 ] && mv -f "$out/best.jsonl.tmp" "$out/best.jsonl" || exit 3
+run -o "$out/best.jsonl.tmp" geak-select -k "$passk" -s "$out/summary.json" -r "$out/report.html" \
+	--kernels "$out/kernels" $evaluated
+s=$?
+if [ "$s" -gt 1 ] || ! mv -f "$out/best.jsonl.tmp" "$out/best.jsonl"; then
+	say "the selection failed (geak-select exited $s, see above); run the same command again"
+	exit 3
+fi
 unpaint
 took=$(($(date +%s) - started))
 say "$(jq -r --arg it "$iters" --arg took "$took" '
@@ -306,6 +396,7 @@ say "$(jq -r --arg it "$iters" --arg took "$took" '
 	(if .usage.cost != null then (.usage.cost * 100 | round) as $c |
 		", $\($c / 100 | floor).\($c % 100 | tostring | if length < 2 then "0" + . else . end)"
 	 else "" end) +
+	(if (.usage.unpriced_calls // 0) > 0 then ", \(.usage.unpriced_calls) calls unpriced" else "" end) +
 	", \($took | tonumber | dur); best kernels in '"$out"'/best.jsonl, report in '"$out"'/report.html"' \
 	"$out/summary.json")"
 exit 0

@@ -12,7 +12,11 @@
 # progress, and at the end one line sums the whole up.  On SIGTERM or
 # SIGINT no further run is started, the runs are stopped (each as
 # loop.sh stops) and waited for, and it exits 128 plus the signal's
-# number.
+# number.  As in loop.sh, the task file is checked before anything is
+# made, locked or asked, DIR/manifest.json keeps the settings (each
+# run's folder its own too), the runs go in a process group that is
+# stopped if this shell dies without doing so, and a lock whose holder
+# died is taken over.  Exit status as loop.sh's.
 set -u
 umask 027 # the runs' logs and records are not for every user of the host
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,11 +27,13 @@ loop=$here/loop.sh
 [ -x "$loop" ] || loop=$here/geak-loop
 
 iters=3 samples= runs=4 jobs=2 out=out gpus= passk= max_cost= max_tokens=
+model= provider= base_url= cpu= force=
 usage() {
 	[ "$1" -eq 0 ] && fd=1 || fd=2
 	cat >&$fd <<USAGE
-usage: $prog [-i ITERS] [-n SAMPLES] [-R RUNS] [-j JOBS] [-o DIR] [-g GPUS] [-k LIST]
-       [--max-cost USD] [--max-tokens-total N] TASKS.jsonl
+usage: $prog [-i ITERS] [-n SAMPLES] [-R RUNS] [-j JOBS] [-o DIR] [-g GPUS | --cpu]
+       [-k LIST] [--model NAME] [--provider NAME] [--base-url URL]
+       [--max-cost USD] [--max-tokens-total N] [--force] TASKS.jsonl
   -i, --iters N          iterations per run (default 3)
   -n, --samples N        first candidates per task, each a lineage of its own
                          (geak-gen -n; default 1)
@@ -35,10 +41,21 @@ usage: $prog [-i ITERS] [-n SAMPLES] [-R RUNS] [-j JOBS] [-o DIR] [-g GPUS] [-k 
   -j, --jobs N           runs at a time (default 2)
   -o, --out DIR          output folder (default out); run R goes to DIR/run-R
   -g, --gpus LIST        GPUs to spread the runs over, one each, round robin
+      --cpu              evaluate on the CPU (geak-eval --cpu)
   -k, --pass-at LIST     pass@k values (default 1,...,RUNS)
+      --model NAME       the model (geak-gen --model); \$GEAK_MODEL
+      --provider NAME    openai, anthropic or azure; \$GEAK_PROVIDER
+      --base-url URL     the provider's endpoint; \$GEAK_BASE_URL (a server of
+                         your own: with no model named, its only model)
       --max-cost USD     stop asking the model once all the runs have spent USD
+                         (refused for a model without a price)
       --max-tokens-total N  ... or N tokens
+      --force            resume in DIR even though its runs had other settings
   -h, --help             this help
+Environment: as loop.sh's (geak-loop --help): GEAK_MODEL, GEAK_PROVIDER,
+GEAK_BASE_URL, the provider's key, GEAK_PYTHON, GEAK_LLM_FLAGS and the
+other stages' GEAK_*_FLAGS, TMPDIR.  Exit status as loop.sh's; each run's
+messages are in DIR/run-R.log.
 USAGE
 	exit "$1"
 }
@@ -56,6 +73,11 @@ while [ $# -gt 0 ]; do
 	-j|--jobs) need "$1" $#; whole "$1" "$2"; jobs=$2; shift 2 ;;
 	-o|--out) need "$1" $#; out=$2; shift 2 ;;
 	-g|--gpus) need "$1" $#; gpus=$2; shift 2 ;;
+	--cpu) cpu=1; shift ;;
+	--model) need "$1" $#; model=$2; shift 2 ;;
+	--provider) need "$1" $#; provider=$2; shift 2 ;;
+	--base-url) need "$1" $#; base_url=$2; shift 2 ;;
+	--force) force=1; shift ;;
 	-k|--pass-at) need "$1" $#; passk=$2; shift 2 ;;
 	--max-cost) need "$1" $#; max_cost=$2; shift 2 ;;
 	--max-tokens-total) need "$1" $#; whole "$1" "$2"; max_tokens=$2; shift 2 ;;
@@ -64,20 +86,41 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-[ $# -eq 1 ] || usage 2
+[ $# -eq 1 ] || { [ $# -eq 0 ] && echo "$prog: no task file named" >&2 ||
+	echo "$prog: one task file, not $#" >&2; usage 2; }
 tasks=$1
+case $max_cost in *[!0-9.]*) echo "$prog: --max-cost: want a number of US dollars" >&2; exit 2 ;; esac
+[ -n "$gpus" ] && [ -n "$cpu" ] && { echo "$prog: -g and --cpu: one or the other" >&2; exit 2; }
 [ -n "$passk" ] || passk=$(seq -s, 1 "$runs")
-mkdir -p "$out" || exit 3
+geak-iter.sh tasks "$tasks" || { echo "$prog: nothing was run" >&2; exit 2; }
+mkdir -p "$out" || { echo "$prog: cannot make $out; nothing was run" >&2; exit 3; }
 started=$(date +%s)
 command -v flock >/dev/null 2>&1 || { echo "$prog: flock(1) is needed (util-linux)" >&2; exit 3; }
-exec 9>>"$out/.geak.lock" || exit 3
-if ! flock -n 9; then
-	echo "$prog: $out is in use by another run (pid $(head -n 1 "$out/.geak.lock" 2>/dev/null)); stop it or wait for it" >&2
+command -v setsid >/dev/null 2>&1 || { echo "$prog: setsid(1) is needed (util-linux)" >&2; exit 3; }
+exec 9>>"$out/.geak.lock" || { echo "$prog: cannot make $out/.geak.lock; nothing was run" >&2; exit 3; }
+if ! flock -n 9 && ! { geak-iter.sh unlock "$out" && flock -n 9; }; then
+	echo "$prog: nothing was run" >&2
 	exit 3
 fi
 : > "$out/.geak.lock"
 echo $$ >&9
 top_out=$(cd "$out" && pwd)
+
+# The runs' model settings, and the checks of the whole before anything
+# is asked: the settings against the folder's, a budget that can be
+# counted (a model without a price has no cost to count).
+GEAK_LLM_FLAGS="${GEAK_LLM_FLAGS:-}${provider:+ --provider $provider}${model:+ --model $model}${base_url:+ --base-url $base_url}"
+[ -n "$cpu" ] && device=cpu || device=${gpus:+gpus $gpus}
+pin=$(GEAK_LLM_FLAGS="$GEAK_LLM_FLAGS${max_cost:+ --max-cost $max_cost}" geak-iter.sh settings \
+	${force:+--force} "$out" "$tasks" "iterations=$iters" "samples=${samples:-1}" "runs=$runs" \
+	"device=${device:-auto}")
+s=$?
+if [ "$s" -ne 0 ]; then
+	echo "$prog: nothing was run" >&2
+	exit "$s"
+fi
+GEAK_LLM_FLAGS="$GEAK_LLM_FLAGS${pin:+ $pin}"
+export GEAK_LLM_FLAGS
 
 # ---- one status line for every run ----
 painter=
@@ -90,7 +133,8 @@ busy() { [ -f "$out/run-$1/.geak.lock" ] && ! flock -n "$out/run-$1/.geak.lock" 
 paint() {
 	cols=$(stty size 2>/dev/null </dev/tty | cut -d' ' -f2)
 	[ -n "$cols" ] && [ "$cols" -gt 1 ] || cols=80
-	while :; do
+	# It ends with this shell, however that ends.
+	while kill -0 $$ 2>/dev/null; do
 		d=0 w=0 line=
 		r=0
 		while [ "$r" -lt "$runs" ]; do
@@ -142,6 +186,7 @@ stop_runs() {
 		[ -z "$busy" ] && break
 		sleep 0.2
 	done
+	[ -n "${watcher:-}" ] && kill "$watcher" 2>/dev/null
 	unpaint
 	say "stopped by signal $caught; run the same command again to carry on"
 	exit $((128 + caught))
@@ -149,7 +194,7 @@ stop_runs() {
 trap 'stop_runs 15' TERM
 trap 'stop_runs 2' INT
 trap 'unpaint; rm -f "$out/best.jsonl.tmp"' EXIT
-[ -t 2 ] && { paint & painter=$!; }
+[ -t 2 ] && { paint 9>&- & painter=$!; }
 
 # One line per run: "RUN GPU" (GPU "-" for none).
 r=0
@@ -162,15 +207,22 @@ while [ "$r" -lt "$runs" ]; do
 	fi
 	r=$((r + 1))
 done | GEAK_PAR_LOOP=$loop GEAK_PAR_ITERS=$iters GEAK_PAR_OUT=$out GEAK_PAR_TASKS=$tasks \
-	GEAK_PAR_FLAGS="${samples:+-n $samples}${max_cost:+ --max-cost $max_cost}${max_tokens:+ --max-tokens-total $max_tokens}" \
-	GEAK_RUN_LEDGER=$top_out/ledger.json GEAK_LOOP_STATUS=1 xargs -P "$jobs" -L 1 sh -c '
+	GEAK_PAR_FLAGS="${samples:+-n $samples}${max_cost:+ --max-cost $max_cost}${max_tokens:+ --max-tokens-total $max_tokens}${cpu:+ --cpu}${force:+ --force}" \
+	GEAK_RUN_LEDGER=$top_out/ledger.json GEAK_LOOP_STATUS=1 setsid xargs -P "$jobs" -L 1 sh -c '
 	gpu=
 	[ "$2" = - ] || gpu="-g $2"
 	exec "$GEAK_PAR_LOOP" -v -i "$GEAK_PAR_ITERS" --run "$1" $gpu $GEAK_PAR_FLAGS \
 		-o "$GEAK_PAR_OUT/run-$1" "$GEAK_PAR_TASKS" 2>"$GEAK_PAR_OUT/run-$1.log"' sh &
 xargs_pid=$!
+# The runs are xargs's process group; the lock names it, and a watcher
+# stops it should this shell die without doing so.
+printf '%s\nstep %s\n' "$$" "$xargs_pid" > "$out/.geak.lock"
+geak-iter.sh watch "$$" "$xargs_pid" < /dev/null > /dev/null 2>&1 9>&- &
+watcher=$!
 wait "$xargs_pid"
 status=$?
+kill "$watcher" 2>/dev/null
+printf '%s\n' "$$" > "$out/.geak.lock"
 unpaint
 if [ $status -ne 0 ]; then
 	for l in "$out"/run-*.log; do
@@ -181,7 +233,11 @@ if [ $status -ne 0 ]; then
 fi
 geak-select -k "$passk" -s "$out/summary.json" -r "$out/report.html" --kernels "$out/kernels" \
 	"$out"/run-*/evaluated-*.jsonl > "$out/best.jsonl.tmp"
-[ $? -le 1 ] && mv -f "$out/best.jsonl.tmp" "$out/best.jsonl" || exit 3
+s=$?
+if [ "$s" -gt 1 ] || ! mv -f "$out/best.jsonl.tmp" "$out/best.jsonl"; then
+	say "the selection failed (geak-select exited $s, see above); run the same command again"
+	exit 3
+fi
 rm -rf "$out"/run-*/.status
 took=$(($(date +%s) - started))
 say "$(jq -r --arg runs "$runs" --arg it "$iters" --arg took "$took" '
@@ -196,5 +252,6 @@ say "$(jq -r --arg runs "$runs" --arg it "$iters" --arg took "$took" '
 	(if .usage.cost != null then (.usage.cost * 100 | round) as $c |
 		", $\($c / 100 | floor).\($c % 100 | tostring | if length < 2 then "0" + . else . end)"
 	 else "" end) +
+	(if (.usage.unpriced_calls // 0) > 0 then ", \(.usage.unpriced_calls) calls unpriced" else "" end) +
 	", \($took | tonumber | dur); best kernels in '"$out"'/best.jsonl, report in '"$out"'/report.html"' \
 	"$out/summary.json")"

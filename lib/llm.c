@@ -82,6 +82,7 @@ geak_llm_option(struct geak_llm_config *cfg, int opt, const char *arg)
 		break;
 	case GEAK_LLM_OPT_NO_STREAM: cfg->stream = 0; break;
 	case GEAK_LLM_OPT_CHECK: cfg->check = 1; break;
+	case GEAK_LLM_OPT_RESOLVE: cfg->resolve = 1; break;
 	default:
 		return 0;
 	}
@@ -115,7 +116,9 @@ geak_llm_usage(FILE *fp)
 	    "      --stall-timeout S   seconds without a byte before giving up (default 120)\n"
 	    "      --max-time S        seconds a request may take in all (default 1800)\n"
 	    "      --no-stream         ask for whole replies, not a stream\n"
-	    "      --check             send one tiny request and report what works\n", fp);
+	    "      --check             send one tiny request and report what works\n"
+	    "      --resolve           print the provider, model and base URL chosen, as\n"
+	    "                          JSON, and exit; no request is sent\n", fp);
 }
 
 json_t *
@@ -286,16 +289,34 @@ resolve_key(struct geak_llm *llm, const struct geak_llm_config *cfg)
 	return 0;
 }
 
+/* A base URL of the user's own (--base-url, $GEAK_BASE_URL) is a server
+ * whose models are its own: with no model named, it is asked which it
+ * has, never given another provider's default. */
+static int
+own_server(const struct geak_llm_config *cfg)
+{
+	return !cfg->replay_path &&
+	    ((cfg->base_url && *cfg->base_url) || is_set("GEAK_BASE_URL"));
+}
+
 /* Each provider's default: a strong current model; an Azure deployment
- * has a name of its user's choosing. */
+ * has a name of its user's choosing; a server of the user's is asked
+ * (discover_model, once the key is known). */
 static int
 resolve_model(struct geak_llm *llm, const struct geak_llm_config *cfg)
 {
-	const char *model = cfg->model && *cfg->model ? cfg->model : getenv("GEAK_MODEL");
+	const char *model = cfg->model && *cfg->model ? cfg->model : NULL;
 
-	if ((!model || !*model) && llm->provider == GEAK_LLM_AZURE)
-		model = getenv("AZURE_OPENAI_DEPLOYMENT");
-	if (!model || !*model)
+	llm->model_why = "--model";
+	if (!model && is_set("GEAK_MODEL"))
+		model = getenv("GEAK_MODEL"), llm->model_why = "$GEAK_MODEL";
+	if (!model && llm->provider == GEAK_LLM_AZURE && is_set("AZURE_OPENAI_DEPLOYMENT"))
+		model = getenv("AZURE_OPENAI_DEPLOYMENT"), llm->model_why = "$AZURE_OPENAI_DEPLOYMENT";
+	if (!model && llm->provider != GEAK_LLM_AZURE && own_server(cfg))
+		return 0;
+	if (!model && llm->provider != GEAK_LLM_AZURE)
+		llm->model_why = "the provider's default";
+	if (!model)
 		model = llm->provider == GEAK_LLM_OPENAI ? DEFAULT_OPENAI_MODEL :
 		    llm->provider == GEAK_LLM_ANTHROPIC ? DEFAULT_ANTHROPIC_MODEL : NULL;
 	if (!model || !*model) {
@@ -305,6 +326,46 @@ resolve_model(struct geak_llm *llm, const struct geak_llm_config *cfg)
 	}
 	llm->model = geak_xstrdup(model);
 	return 0;
+}
+
+/* No model named for a server of the user's: its only model, or an
+ * error that lists them or says why there is no list. */
+static int
+discover_model(struct geak_llm *llm)
+{
+	char *why;
+	long status;
+	json_t *ids, *id;
+	size_t i, n;
+
+	if (llm->model)
+		return 0;
+	if (!(ids = geak_llm_fetch_models(llm, &status, &why))) {
+		geak_warn("no model named, and the server at %s did not list its models "
+		    "(%s): name one with --model or GEAK_MODEL", llm->base_url, why);
+		free(why);
+		return -1;
+	}
+	n = json_array_size(ids);
+	if (n == 1) {
+		llm->model = geak_xstrdup(json_string_value(json_array_get(ids, 0)));
+		llm->model_why = "the server's only model";
+		json_decref(ids);
+		return 0;
+	}
+	if (n == 0)
+		geak_warn("no model named, and the server at %s lists none: name one with "
+		    "--model or GEAK_MODEL", llm->base_url);
+	else {
+		struct geak_buf names = { 0 };
+		json_array_foreach(ids, i, id)
+			geak_buf_printf(&names, "%s%s", i ? ", " : "", json_string_value(id));
+		geak_warn("no model named, and the server at %s has %zu: %s; name one with "
+		    "--model or GEAK_MODEL", llm->base_url, n, names.data);
+		geak_buf_free(&names);
+	}
+	json_decref(ids);
+	return -1;
 }
 
 static int
@@ -334,7 +395,8 @@ load_prices(struct geak_llm *llm, const struct geak_llm_config *cfg)
 	if (cfg->prices_path || access(path, R_OK) == 0)
 		rc = geak_llm_price_load(path, geak_llm_provider_name(llm), llm->model, &llm->price);
 	if (rc == 0 && cfg->max_cost >= 0 && !llm->price.known) {
-		geak_warn("--max-cost: %s has no price for %s model %s (add a line for it)", path,
+		geak_warn("--max-cost: %s has no price for %s model %s, so its cost cannot be "
+		    "counted: add a line for it, or limit the run with --max-tokens-total", path,
 		    geak_llm_provider_name(llm), llm->model);
 		rc = -1;
 	}
@@ -378,7 +440,8 @@ geak_llm_open(const struct geak_llm_config *cfg)
 	}
 	if (resolve_provider(llm, cfg) || resolve_model(llm, cfg) ||
 	    resolve_options(llm, cfg) || resolve_endpoint(llm, cfg) ||
-	    (!cfg->replay_path && resolve_key(llm, cfg)) || load_prices(llm, cfg) ||
+	    (!cfg->replay_path && resolve_key(llm, cfg)) || discover_model(llm) ||
+	    load_prices(llm, cfg) ||
 	    (cfg->replay_path && geak_llm_replay_load(llm, cfg->replay_path)) ||
 	    (cfg->record_path && geak_llm_record_open(llm, cfg->record_path)) ||
 	    (cfg->journal_path && !cfg->replay_path &&
@@ -459,6 +522,18 @@ geak_llm_totals(struct geak_llm *llm, struct geak_llm_totals *t)
 	*t = llm->totals;
 	pthread_mutex_unlock(&llm->mu);
 	t->cost_known = llm->price.known;
+}
+
+json_t *
+geak_llm_settings(const struct geak_llm *llm)
+{
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:b}", "provider", geak_llm_provider_name(llm),
+	    "model", llm->model, "model_from", llm->model_why,
+	    "base_url", llm->cfg.replay_path ? "" : llm->base_url, "priced", llm->price.known);
+
+	if (!o)
+		geak_die(GEAK_EXIT_FATAL, "out of memory");
+	return o;
 }
 
 int

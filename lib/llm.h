@@ -68,6 +68,7 @@ struct geak_llm_config {
 	                           * all, attempts and waits included (default 1800) */
 	int stream;               /* --no-stream sets 0 (default 1) */
 	int check;                /* --check: the tool should call geak_llm_check */
+	int resolve;              /* --resolve: print geak_llm_settings, no request */
 	int verbose;              /* set by the tool's own -v */
 };
 
@@ -96,6 +97,7 @@ enum {
 	GEAK_LLM_OPT_JOURNAL,
 	GEAK_LLM_OPT_MAX_TIME,
 	GEAK_LLM_OPT_LEDGER,
+	GEAK_LLM_OPT_RESOLVE,
 };
 
 /* Append to the tool's getopt short-option string. */
@@ -125,7 +127,8 @@ enum {
 	{"connect-timeout", required_argument, NULL, GEAK_LLM_OPT_CONNECT_TIMEOUT}, \
 	{"stall-timeout", required_argument, NULL, GEAK_LLM_OPT_STALL_TIMEOUT}, \
 	{"no-stream", no_argument, NULL, GEAK_LLM_OPT_NO_STREAM}, \
-	{"check", no_argument, NULL, GEAK_LLM_OPT_CHECK}
+	{"check", no_argument, NULL, GEAK_LLM_OPT_CHECK}, \
+	{"resolve", no_argument, NULL, GEAK_LLM_OPT_RESOLVE}
 
 void geak_llm_config_init(struct geak_llm_config *cfg);
 /* Handle one getopt result: 1 when it was an LLM option (a bad value ends
@@ -227,6 +230,11 @@ int geak_llm_session_run(struct geak_llm_session *s, struct geak_llm_request *re
  * exits with GEAK_EXIT_RUN. */
 int geak_llm_failure_is_the_runs(const struct geak_llm_reply *reply);
 
+/* What the options and the environment chose, as a new object:
+ * {provider, model, model_from, base_url, priced}; no key, nothing
+ * sent but a server's model list (see geak_llm_open). */
+json_t *geak_llm_settings(const struct geak_llm *llm);
+
 /* Preflight: one tiny request; print on stdout whether endpoint, key and
  * model work, naming what failed.  Returns the exit status (0 or 1). */
 int geak_llm_check(struct geak_llm *llm);
@@ -237,6 +245,7 @@ struct geak_llm_totals {
 	long input_tokens, output_tokens;
 	double cost;        /* US dollars, from the price table; 0 when unknown */
 	int cost_known;     /* 1 when the model is in the price table */
+	long unpriced_calls; /* answers of a model without a price (--ledger) */
 };
 void geak_llm_totals(struct geak_llm *llm, struct geak_llm_totals *t);
 

@@ -100,23 +100,30 @@ models_url(const struct geak_llm *llm)
 	}
 }
 
-/* "models: the server lists 3: a, b, c (gpt-4.1 is one)".  What goes
- * wrong here is only said: the request below is the test. */
-static void
-list_models(struct geak_llm *llm)
+/* The ids of the models the server lists, as a new JSON array; NULL
+ * with *why (caller frees) when it lists none it can say: no answer
+ * (*status 0), an HTTP error, or a body without OpenAI's
+ * {"data": [{"id": ...}]} (*status the HTTP status). */
+json_t *
+geak_llm_fetch_models(struct geak_llm *llm, long *status, char **why)
 {
 	char *url = models_url(llm), err[CURL_ERROR_SIZE] = "";
 	struct curl_slist *h;
 	struct geak_buf body = { 0 };
-	json_t *doc, *data, *m;
-	long status = 0;
-	size_t i, shown = 0;
-	int listed = 0;
+	json_t *doc, *data, *m, *ids = NULL;
+	size_t i;
 	CURL *e;
 
-	if (!url || !(e = curl_easy_init())) {
+	*why = NULL;
+	*status = 0;
+	if (!url) {
+		*why = geak_xstrdup("the provider does not list models");
+		return NULL;
+	}
+	if (!(e = curl_easy_init())) {
+		*why = geak_xstrdup("could not start libcurl");
 		free(url);
-		return;
+		return NULL;
 	}
 	h = geak_llm_headers(llm, 0);
 	curl_easy_setopt(e, CURLOPT_URL, url);
@@ -130,40 +137,68 @@ list_models(struct geak_llm *llm)
 	curl_easy_setopt(e, CURLOPT_TIMEOUT, 30L);
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "geak/" GEAK_VERSION);
 	if (curl_easy_perform(e) != CURLE_OK) {
-		printf("models: not listed (%s)\n", *err ? err : "no answer");
+		*why = geak_xstrdup(*err ? err : "no answer");
 		goto done;
 	}
-	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-	doc = status / 100 == 2 ? json_loadb(body.data ? body.data : "", body.len, 0, NULL) : NULL;
+	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, status);
+	doc = *status / 100 == 2 ? json_loadb(body.data ? body.data : "", body.len, 0, NULL) : NULL;
 	data = json_object_get(doc, "data");
 	if (!json_is_array(data)) {
-		printf("models: the server does not list them (HTTP %ld)\n", status);
+		*why = geak_xasprintf("HTTP %ld", *status);
 		json_decref(doc);
 		goto done;
 	}
-	printf("models: the server lists %zu", json_array_size(data));
+	ids = json_array();
 	json_array_foreach(data, i, m) {
-		const char *id = json_string_value(json_object_get(m, "id"));
-		if (!id)
-			continue;
-		listed |= !strcmp(id, llm->model);
-		if (shown++ < MODELS_SHOWN) {
-			char *name = shown_text(id, strlen(id));
-			printf("%s%s", shown == 1 ? ": " : ", ", name);
-			free(name);
-		}
+		json_t *id = json_object_get(m, "id");
+		if (json_is_string(id) && json_array_append(ids, id) < 0)
+			geak_die(GEAK_EXIT_FATAL, "out of memory");
 	}
-	printf("%s (%s %s)\n", shown > MODELS_SHOWN ? ", ..." : "", llm->model,
-	    listed ? "is one of them" : "is not among them");
 	json_decref(doc);
 done:
-	fflush(stdout);
 	for (struct curl_slist *l = h; l; l = l->next) /* one holds the key */
 		memset(l->data, 0, strlen(l->data));
 	curl_slist_free_all(h);
 	curl_easy_cleanup(e);
 	geak_buf_free(&body);
 	free(url);
+	return ids;
+}
+
+/* "models: the server lists 3: a, b, c (gpt-4.1 is one)".  What goes
+ * wrong here is only said: the request below is the test. */
+static void
+list_models(struct geak_llm *llm)
+{
+	char *why;
+	long status;
+	json_t *ids = geak_llm_fetch_models(llm, &status, &why), *id;
+	size_t i, shown = 0;
+	int listed = 0;
+
+	if (!ids) {
+		if (llm->provider != GEAK_LLM_AZURE && status)
+			printf("models: the server does not list them (%s)\n", why);
+		else if (llm->provider != GEAK_LLM_AZURE)
+			printf("models: not listed (%s)\n", why);
+		free(why);
+		fflush(stdout);
+		return;
+	}
+	printf("models: the server lists %zu", json_array_size(ids));
+	json_array_foreach(ids, i, id) {
+		listed |= !strcmp(json_string_value(id), llm->model);
+		if (shown++ < MODELS_SHOWN) {
+			const char *text = json_string_value(id);
+			char *name = shown_text(text, strlen(text));
+			printf("%s%s", shown == 1 ? ": " : ", ", name);
+			free(name);
+		}
+	}
+	printf("%s (%s %s)\n", shown > MODELS_SHOWN ? ", ..." : "", llm->model,
+	    listed ? "is one of them" : "is not among them");
+	json_decref(ids);
+	fflush(stdout);
 }
 
 static void
@@ -205,8 +240,8 @@ geak_llm_check(struct geak_llm *llm)
 	const char *saved_ledger = llm->cfg.ledger_path;
 	json_t *saved_journal = llm->journal;
 
-	printf("provider: %s (%s)\nmodel: %s\n", geak_llm_provider_name(llm), llm->provider_why,
-	    llm->model);
+	printf("provider: %s (%s)\nmodel: %s (%s)\n", geak_llm_provider_name(llm), llm->provider_why,
+	    llm->model, llm->model_why);
 	if (llm->replay) {
 		printf("replay: %s (%zu exchanges; no network is used)\n",
 		    llm->cfg.replay_path, json_object_size(llm->replay));

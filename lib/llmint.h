@@ -26,6 +26,7 @@ struct geak_llm {
 	enum geak_llm_provider provider;
 	const char *provider_why; /* what chose it, for --check and -v */
 	char *model;
+	const char *model_why;   /* what chose it, for --check and --resolve */
 	char *base_url;
 	char *endpoint;          /* the URL requests go to */
 	char *key_source;        /* name of the variable the key came from */
@@ -78,6 +79,11 @@ int geak_llm_parse_reply(const struct geak_llm *llm, struct geak_llm_answer *a,
 char *geak_llm_error_message(const char *body, size_t len);
 void geak_llm_add_text(struct geak_llm_answer *a, const char *s, size_t n);
 
+/* llmcheck.c: the ids the server lists at its models URL (a new array),
+ * or NULL with *why (caller frees) and *status (the HTTP status; 0: no
+ * answer). */
+json_t *geak_llm_fetch_models(struct geak_llm *llm, long *status, char **why);
+
 /* llmretry.c: which failures to retry and how long to wait. */
 int geak_llm_retryable_status(long status);
 /* Seconds to wait before attempt number `attempt` (2, 3, ...): the
@@ -109,7 +115,9 @@ json_t *geak_llm_journal_take(struct geak_llm *llm, const char *key);
  * Each 0, or -1 (reported by open and add). */
 int geak_llm_ledger_open(struct geak_llm *llm, const char *path);
 int geak_llm_ledger_read(struct geak_llm *llm, struct geak_llm_totals *t);
-int geak_llm_ledger_add(struct geak_llm *llm, const struct geak_llm_usage *u, double cost);
+/* cost counts only when priced; an unpriced call adds to unpriced_calls. */
+int geak_llm_ledger_add(struct geak_llm *llm, const struct geak_llm_usage *u, double cost,
+	int priced);
 
 /* llmprice.c: the price table. */
 int geak_llm_price_load(const char *path, const char *provider, const char *model,

@@ -3,11 +3,14 @@
  * runs, a run stopped and resumed) and not for one process.
  *
  * The file is one JSON line, {"calls", "input_tokens", "output_tokens",
- * "cost"}, rewritten under an exclusive flock(2) by each answer that
+ * "cost", "unpriced_calls"}, rewritten under an exclusive flock(2) by each answer that
  * came from the provider, and read under a shared one before each
  * request is sent.  Answers from --replay or --journal were paid for when
  * they were first received, and add nothing.  The file is made by the
- * first answer: a run that asked nothing leaves none. */
+ * first answer: a run that asked nothing leaves none.  "cost" sums the
+ * calls the price table has a price for; "unpriced_calls" counts the
+ * others, whose tokens are counted and whose cost is unknown (never
+ * another model's price). */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -41,6 +44,7 @@ load(int fd, struct geak_llm_totals *t)
 	t->input_tokens = (long)json_integer_value(json_object_get(doc, "input_tokens"));
 	t->output_tokens = (long)json_integer_value(json_object_get(doc, "output_tokens"));
 	t->cost = json_number_value(json_object_get(doc, "cost"));
+	t->unpriced_calls = (long)json_integer_value(json_object_get(doc, "unpriced_calls"));
 	json_decref(doc);
 	return 0;
 }
@@ -50,8 +54,8 @@ store(int fd, const struct geak_llm_totals *t)
 {
 	char buf[LEDGER_MAX];
 	int n = snprintf(buf, sizeof buf, "{\"calls\":%ld,\"input_tokens\":%ld,"
-	    "\"output_tokens\":%ld,\"cost\":%.6f}\n", t->calls, t->input_tokens,
-	    t->output_tokens, t->cost);
+	    "\"output_tokens\":%ld,\"cost\":%.6f,\"unpriced_calls\":%ld}\n", t->calls,
+	    t->input_tokens, t->output_tokens, t->cost, t->unpriced_calls);
 
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n)
 		return -1;
@@ -100,7 +104,8 @@ geak_llm_ledger_open(struct geak_llm *llm, const char *path)
 }
 
 int
-geak_llm_ledger_add(struct geak_llm *llm, const struct geak_llm_usage *u, double cost)
+geak_llm_ledger_add(struct geak_llm *llm, const struct geak_llm_usage *u, double cost,
+    int priced)
 {
 	struct geak_llm_totals t;
 	int r;
@@ -117,7 +122,10 @@ geak_llm_ledger_add(struct geak_llm *llm, const struct geak_llm_usage *u, double
 		t.calls++;
 		t.input_tokens += u->input_tokens;
 		t.output_tokens += u->output_tokens;
-		t.cost += cost;
+		if (priced)
+			t.cost += cost;
+		else
+			t.unpriced_calls++;
 		r = store(fd, &t);
 	}
 	flock(fd, LOCK_UN);

@@ -226,7 +226,7 @@ account(struct geak_llm *llm, const struct geak_llm_reply *rep)
 		llm->totals.cost += cost;
 		llm->budget_tokens += rep->usage.input_tokens + rep->usage.output_tokens;
 		if (llm->cfg.ledger_path && !rep->journaled)
-			geak_llm_ledger_add(llm, &rep->usage, cost);
+			geak_llm_ledger_add(llm, &rep->usage, cost, llm->price.known);
 	}
 }
 

@@ -279,6 +279,20 @@ open_models(const struct geak_llm_config *cfg, const char *list, char **names, s
 	return models;
 }
 
+/* --resolve: one line of JSON per model. */
+static int
+resolve_models(struct geak_llm_stage *st)
+{
+	for (size_t m = 0; m < st->nmodels; m++) {
+		json_t *o = geak_llm_settings(st->models[m]);
+		int bad = json_dumpf(o, stdout, JSON_COMPACT) < 0 || putchar('\n') == EOF;
+		json_decref(o);
+		if (bad)
+			break;
+	}
+	return geak_fshut(stdout, "stdout") ? GEAK_EXIT_FATAL : 0;
+}
+
 static int
 check_models(struct geak_llm_stage *st)
 {
@@ -317,7 +331,9 @@ geak_llm_stage_main(struct geak_llm_stage *st, const struct geak_llm_config *cfg
 		return geak_fshut(stdout, "stdout") ? GEAK_EXIT_FATAL : GEAK_EXIT_RECORDS;
 	}
 	st->llm = st->models[0];
-	if (cfg->check)
+	if (cfg->resolve)
+		status = resolve_models(st);
+	else if (cfg->check)
 		status = check_models(st);
 	else
 		status = geak_llm_stage_run(st, paths, npaths);

@@ -118,7 +118,10 @@ def kernel():
     return 1
 ```'
 url=$GEAK_BASE_URL
-unset GEAK_MODEL
+# With no model named, a server of one's own is asked for its only one;
+# the examples are run as with OpenAI's default model, which is priced.
+GEAK_MODEL=gpt-4.1
+export GEAK_MODEL
 
 for e in $ran; do
 	sed -e "s|http://localhost:8000/v1|$url|g" \

@@ -11,6 +11,10 @@ start_server s --key "$KEY" --models gpt-4.1,claude-test,mydeploy,other-model
 task one "Write one." >one.in
 unset GEAK_MODEL GEAK_BASE_URL GEAK_PROVIDER GEAK_API_KEY OPENAI_BASE_URL OPENAI_API_BASE \
 	ANTHROPIC_BASE_URL AZURE_OPENAI_ENDPOINT
+# A server of one's own with no model named is asked for its models (the
+# server here has four): the checks below that name none use OpenAI's.
+GEAK_MODEL=gpt-4.1
+export GEAK_MODEL
 
 # last_body JQ: the filter applied to the last request the server saw.
 last() {
@@ -99,7 +103,7 @@ OPENAI_API_KEY=$KEY geak-gen --check --base-url "$s_root/wrong/path" >chk.out 2>
 check_match "--check wrong path: names the endpoint" "FAILED: endpoint: .* does not exist" "$(cat chk.out)"
 geak-gen --check --base-url "$s_url" >chk.out 2>&1
 check_match "--check without a key: says none was found" "FAILED: key: none was found" "$(cat chk.out)"
-geak-gen --check --provider azure >chk.out 2>&1
+GEAK_MODEL= geak-gen --check --provider azure >chk.out 2>&1
 check_same "--check with no model: exit 1" 1 "$?"
 check_match "--check with no model: says so" "azure needs the deployment's name: give --model" "$(cat chk.out)"
 OPENAI_API_KEY=$KEY geak-gen --check --base-url "$s_url" >chk.out 2>&1
@@ -117,7 +121,7 @@ check_same "a server that lists none: said, and the check still passes" \
 # Claude model Anthropic, else the key that is set; each its default model.
 : >none.jsonl
 who() {
-	env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u AZURE_OPENAI_API_KEY "$@" \
+	env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u AZURE_OPENAI_API_KEY -u GEAK_MODEL "$@" \
 		geak-gen -v --replay none.jsonl </dev/null 2>&1 | sed -n 's/^geak-gen: llm: \([a-z]*\) (\(.*\)) model \([^ ]*\) at.*/\1, \2, \3/p'
 }
 check_same "only ANTHROPIC_API_KEY: anthropic, its default model" \

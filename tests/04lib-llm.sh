@@ -2,6 +2,10 @@
 # tests/lib.sh: a loopback test server, task records, and record checks.
 
 KEY=sk-test-41b7c0ffee-never-leak-this
+# The test server is a server of one's own, which is asked for its model
+# when none is named: the tests name OpenAI's default, which they price.
+GEAK_MODEL=gpt-4.1
+export GEAK_MODEL
 PY=$(command -v python3 || echo "$GEAK_PYTHON")
 srv_pids=
 

@@ -20,7 +20,7 @@ check_same "wrong key: the loop exits 4" 4 $?
 check_match "wrong key: the preflight says the key was refused" \
 	'FAILED: key: the endpoint refused the key from \$OPENAI_API_KEY' "$(cat wrong.err)"
 check_match "wrong key: and that nothing was run" 'nothing was run' "$(cat wrong.err)"
-check_same "wrong key: no step kept, no journal" '' "$(ls w)"
+check_same "wrong key: no step kept, no journal; the run's settings" manifest.json "$(ls w)"
 check_same "wrong key: one request, the preflight's" "1 false" \
 	"$(jq -r '.auth_ok' llm.log | wc -l | tr -d ' ') $(jq -r .auth_ok llm.log)"
 
@@ -63,7 +63,7 @@ check_same "two first-attempt requests in all: the kept answer was not asked aga
 OPENAI_API_KEY=$key "$top/examples/loop.sh" -i 2 --max-tokens-total 3000 -o "$scratch/lb" "$task" 2> lb.err
 check_same "a run's budget: the loop exits 4" 4 $?
 check_match "... saying the run's budget is spent, and how much" \
-	"the run's budget is spent \(\\\$[0-9.]+, [0-9]+ tokens so far, --max-cost none, --max-tokens-total 3000\)" \
+	"the run's budget is spent \((\\\$[0-9.]+, )?[0-9]+ tokens(, [0-9]+ calls unpriced)? so far, --max-cost none, --max-tokens-total 3000\)" \
 	"$(cat lb.err)"
 check_same "... after the steps it could pay for" "evaluated-0.jsonl iter-0.jsonl" \
 	"$(cd lb && ls iter-0.jsonl evaluated-0.jsonl iter-1.jsonl 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
