@@ -102,8 +102,8 @@ printf '%s\n' '{"id":"t/x","task":{"difficulty":3},"code":"a","code_sha":"a","ev
 check_same "difficulties in order, whatever the input's" "1 3" "$(jq -r '[.by_difficulty[].difficulty] | map(tostring) | join(" ")' order.json)"
 echo '{"id":"plain/<b>&x","code":"c","code_sha":"z","eval":{"code_sha":"z","call":true,"exec":true,"speedup":1.5,"flags":[]}}' |
 	geak-select -r esc.html > /dev/null
-check_same "ids are escaped in HTML" '0 1' \
-	"$(grep -c 'plain/<b>' esc.html) $(grep -o 'plain/&lt;b&gt;&amp;x' esc.html | wc -l | tr -d ' ')"
+check_same "ids are escaped in HTML, wherever they are shown" '0 yes' \
+	"$(grep -c 'plain/<b>' esc.html) $(grep -q 'plain/&lt;b&gt;&amp;x' esc.html && echo yes)"
 # A task that never had a candidate comes out as its record (under
 # SANITIZE=1 this also shows no sort of an empty list is attempted).
 printf '%s\n' '{"id":"plain/none","task":{"instruction":"x"}}' > none.jsonl
