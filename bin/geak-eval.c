@@ -102,6 +102,11 @@ task_spec(json_t *rec, const char *gpu, json_t *hello, char *msg, size_t msglen)
 	if (!strcmp(suite, "rocm") && json_is_string(geak_get(rec, "task.test_autotune")) &&
 	    strstr(geak_get_str(rec, "code"), "@triton.autotune"))
 		json_object_set(spec, "cand_test", geak_get(rec, "task.test_autotune"));
+	/* Torch operations outside the candidate's kernels: allowed for a
+	 * task that wants a partial port (geak-harness(7), Where the
+	 * arithmetic ran). */
+	if (geak_eopt.allow_torch_ops || json_is_true(geak_get(rec, "task.allow_torch_ops")))
+		json_object_set_new(spec, "allow_torch_ops", json_true());
 	tol = geak_get(rec, "task.tolerance");
 	if (json_is_object(tol))
 		json_object_set(spec, "tolerance", tol);
@@ -630,7 +635,7 @@ usage(FILE *fp)
 	fprintf(fp,
 	    "usage: %s [-j N] [-g LIST|auto | --cpu] [--cache DIR | --no-cache] [--timeout S]\n"
 	    "       [--compile-timeout S] [--seeds N] [--reps N] [--perf-cases N]\n"
-	    "       [--speedup-limit X] [--no-perf]\n"
+	    "       [--speedup-limit X] [--allow-torch-ops] [--no-perf]\n"
 	    "       [--profile] [--ncu PATH|off] [--static strict|warn|off] [--python PATH]\n"
 	    "       [--harness DIR] [--tmpdir DIR]\n"
 	    "       [--file-limit MIB] [--memory-limit MIB] [--max-task-timeout S]\n"
@@ -653,7 +658,8 @@ usage(FILE *fp)
 	    "      --reps N            timed calls per case and side, at most (default 20)\n"
 	    "      --perf-cases N      of a task's performance cases, check and time N spread\n"
 	    "                          over them, 0: all (default 64)\n"
-	    "      --speedup-limit X   flag speedups above X (default 10)\n"
+	    "      --speedup-limit X   flag speedups above X (default: none)\n"
+	    "      --allow-torch-ops   allow torch operations outside the candidate's kernels\n"
 	    "      --no-perf           correctness only: no performance cases, no speedup\n"
 	    "      --profile           break the largest timed case down by kernel (torch's\n"
 	    "                          profiler, after it is timed), with hardware counters\n"
@@ -712,7 +718,7 @@ static char *ncu_given;
 
 enum { O_CACHE = 256, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_CASES, O_LIMIT,
 	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU, O_NOPERF, O_STATIC, O_FILES,
-	O_CHECK, O_MEMORY, O_PROCS, O_PROFILE, O_NCU, O_SHARD, O_MAXTIME, O_MAXMEM };
+	O_CHECK, O_MEMORY, O_PROCS, O_PROFILE, O_NCU, O_SHARD, O_MAXTIME, O_MAXMEM, O_TORCHOPS };
 
 static void
 parse_args(int argc, char **argv, const char **harness_dir)
@@ -726,6 +732,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		{ "seeds", required_argument, NULL, O_SEEDS }, { "reps", required_argument, NULL, O_REPS },
 		{ "perf-cases", required_argument, NULL, O_CASES },
 		{ "speedup-limit", required_argument, NULL, O_LIMIT },
+		{ "allow-torch-ops", no_argument, NULL, O_TORCHOPS },
 		{ "no-perf", no_argument, NULL, O_NOPERF }, { "unordered", no_argument, NULL, 'u' },
 		{ "profile", no_argument, NULL, O_PROFILE }, { "ncu", required_argument, NULL, O_NCU },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -776,6 +783,7 @@ parse_args(int argc, char **argv, const char **harness_dir)
 			geak_eopt.static_mode = optarg;
 			break;
 		case O_LIMIT: geak_eopt.speedup_limit = geak_parse_double(optarg, "--speedup-limit", 1, 1e9); break;
+		case O_TORCHOPS: geak_eopt.allow_torch_ops = 1; break;
 		case O_PYTHON: geak_eopt.python = optarg; break;
 		case O_HARNESS: *harness_dir = optarg; break;
 		case O_TMP: geak_eopt.tmp_parent = optarg; break;
@@ -977,7 +985,8 @@ main(int argc, char **argv)
 	geak_cleanup_block();
 	geak_eopt = (struct geak_evalopts){
 		.timeout_s = 120, .compile_s = 300, .seeds = 3, .reps = 20, .perf_cases = 64, .file_limit_mib = 32768,
-		.memory_mib = -1, .max_task_timeout_s = 900, .proc_limit = 256, .speedup_limit = 10, .static_mode = "strict",
+		.memory_mib = -1, .max_task_timeout_s = 900, .proc_limit = 256, .speedup_limit = 0,
+		.static_mode = "strict",
 		.started = geak_now(),
 	};
 	parse_args(argc, argv, &harness_dir);

@@ -253,7 +253,9 @@ apply_timing(struct geak_eval *ev, struct geak_profile *p, json_t *timing)
 	if (json_is_integer(json_object_get(timing, "cases_total")))
 		ev->cases_total = (long)json_integer_value(json_object_get(timing, "cases_total"));
 	ev->speedup = sum > 0 && sum_ref > 0 ? sum_ref / sum : 0;
-	if (ev->speedup > geak_eopt.speedup_limit)
+	/* A fixed limit has no physical basis: off unless asked for; the
+	 * roofline and the timing's re-verification judge large speedups. */
+	if (geak_eopt.speedup_limit > 0 && ev->speedup > geak_eopt.speedup_limit)
 		geak_eval_flag(ev, GEAK_FLAG_EXCESSIVE_SPEEDUP);
 	if (above)
 		geak_eval_flag(ev, GEAK_FLAG_ABOVE_ROOFLINE);

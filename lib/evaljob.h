@@ -30,7 +30,8 @@ struct geak_evalopts {
 	long file_limit_mib;
 	long memory_mib, proc_limit;  /* each job's; 0: none */
 	int memory_given;         /* --memory-limit was given: never more */
-	double speedup_limit;
+	double speedup_limit;     /* flag speedups above it; 0: none */
+	int allow_torch_ops;      /* --allow-torch-ops */
 	const char *python;
 	char *harness;            /* geak_worker.py */
 	const char *tmp_parent;

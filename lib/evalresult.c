@@ -10,6 +10,7 @@
 static const char *const stage_names[] = { "static", "call", "exec", "perf", "done" };
 static const char *const flag_names[GEAK_NFLAGS] = {
 	"excessive_speedup", "above_roofline", "precision_downgrade", "secrets_in_env",
+	"unconfirmed_speedup",
 };
 static const char *const note_names[GEAK_NNOTES] = {
 	"unstable_reference", "within_reference_spread", "no_landlock", "perf_failed",

@@ -1,7 +1,8 @@
-# expect: mismatch
+# expect: (mismatch|cheat)
 # Cheat 8, timer and comparison monkey-patching: a wrong answer, with the
 # comparison and timing functions of this process replaced.  The judge
-# runs in another process, so the patches change nothing there.
+# runs in another process, so the patches change nothing there; the
+# candidate's process is found to have changed library functions.
 import time
 
 import torch

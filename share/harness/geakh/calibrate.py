@@ -234,6 +234,7 @@ class Calibration:
         if res is None:
             return
         self.gpu_mib = max(self.gpu_mib, int(res.get("gpu_peak_mib") or 0))
+        self.take_outside(res)
         for r, o in zip(res["runs"], outs["runs"]):
             if r.get("ok") and o is not None:
                 self.runs.append((r["seed"], r, o))
@@ -245,6 +246,23 @@ class Calibration:
                 self._by(("case", case["key"]), name).extend(got)
             elif case["key"] not in self.case_info:
                 self.case_info[case["key"]] = {"ok": False, "error": case.get("error")}
+
+    def take_outside(self, res):
+        """What the reference's calls ran outside its kernels (outside.py),
+        gathered over every call: a candidate may do as much."""
+        got = getattr(self, "outside", None) or {"ops": set(), "to_host": 0, "from_host": 0}
+        calls = []
+        for r in res.get("runs") or []:
+            calls += (r.get("calls") or []) + ([r["probe"]] if isinstance(r.get("probe"), dict) else [])
+        for case in (res.get("perf") or {}).get("cases") or []:
+            calls += case.get("calls") or []
+        for c in calls:
+            o = c.get("outside") if isinstance(c, dict) else None
+            if isinstance(o, dict):
+                got["ops"].update(o.get("ops") or [])
+                got["to_host"] = max(got["to_host"], int(o.get("to_host") or 0))
+                got["from_host"] = max(got["from_host"], int(o.get("from_host") or 0))
+        self.outside = got
 
     def _by(self, what, name):
         return self.by_process.setdefault(what, {}).setdefault(name, [])
@@ -428,8 +446,22 @@ def _profile(cal):
         "launched": first.get("launched") or [], "tunings": first.get("tunings") or [],
         "notes": first.get("notes") or [], "candidate_plan": plan,
         "tolerance": [rtol, atol], "spent": cal.spent, "gpu_mib": cal.gpu_mib,
+        "outside": _outside_json(cal, has_kernels),
+        "allow_torch_ops": bool(cal.spec.get("allow_torch_ops")),
+        "replaced": first.get("replaced") or [],
     }
     return profile, tensors
+
+
+def _outside_json(cal, has_kernels):
+    """What a candidate's calls may do outside its kernels because the
+    reference does (outside.py): its operations only where it has
+    kernels of its own (a reference in plain torch is all arithmetic
+    outside kernels, none of it glue)."""
+    got = getattr(cal, "outside", None) or {"ops": set(), "to_host": 0, "from_host": 0}
+    return {"ops": sorted(got["ops"]) if has_kernels else [],
+            "to_host": got["to_host"] if has_kernels else 0,
+            "from_host": got["from_host"] if has_kernels else 0}
 
 
 def _probe_args_only(out, kept):

@@ -37,7 +37,7 @@ import weakref
 
 import torch
 
-from . import guard, launches, values
+from . import guard, launches, outside, values
 
 COUNTER = launches.COUNTER
 
@@ -143,6 +143,7 @@ class Call:
         self.like = index if like is None else like
         self.returned = []
         self.launches = 0
+        self.outside = None     # what ran outside the code's kernels (outside.py)
         self.side_stream = False
         self.stream = launches._stream_id()
         self._forget()
@@ -245,6 +246,8 @@ class Call:
                "ret_written": [self.written(t) for t in values.tensors(result) if t.numel() > 0],
                "args_written": {pos: self.written(t) for pos, t in changed if t.numel() > 0},
                "seconds": round(time.monotonic() - self.t0, 4)}
+        if self.outside is not None:
+            rec["outside"] = self.outside
         notes = set()
         out = None
         if self.mode == "full":
@@ -328,10 +331,14 @@ def probe_first():
         _roll(t)
     call = Call(getattr(fn, "__name__", "?"), args, kwargs, "full", "probe", like=index)
     COUNTER.call = call
+    watch = outside.begin()
     try:
         again = fn(*args, **kwargs)
+        call.outside = outside.end(watch)
+        watch = None
         _sync()
     except Exception as exc:  # noqa: BLE001 - recorded; the judge decides
+        outside.end(watch)
         COUNTER.call = None
         call.abandon()
         STATE.probes.append(({"name": call.name, "error": f"{type(exc).__name__}: {str(exc)[:300]}"},
@@ -348,12 +355,15 @@ def wrap(fn, name):
         if STATE.mode == "off" or COUNTER.call is not None:
             return fn(*args, **kwargs)
         call = _open(name, args, kwargs)
+        watch = outside.begin()
         try:
             result = fn(*args, **kwargs)
         except BaseException:
+            outside.end(watch)
             COUNTER.call = None
             call.abandon()
             raise
+        call.outside = outside.end(watch)
         _close(call, result)
         if STATE.mode == "full" and not STATE.probe_done:
             STATE.probe_done = True

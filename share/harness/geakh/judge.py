@@ -106,6 +106,7 @@ class Judge:
         compare.configure({"suite": self.profile.get("suite")})
         self.notes = set()
         self.flags = set()
+        self.allow_torch_ops = bool(spec.get("allow_torch_ops") or self.profile.get("allow_torch_ops"))
 
     # -- integrity of the calls --
 
@@ -124,6 +125,7 @@ class Judge:
             if c.get("side_stream") and not r.get("side_stream"):
                 raise Verdict("exec", "cheat", f"{what} launched a kernel on another stream than "
                               "its caller's")
+            self.check_outside(c, what)
             extra = sorted(set(c.get("changed") or []) - set(r.get("changed") or []))
             if extra:
                 raise Verdict("exec", "cheat", f"{what} changed its argument {extra[0]} in place; "
@@ -141,6 +143,36 @@ class Judge:
                 if not w and not (kernels and (r.get("args") or {}).get(pos) is False):
                     raise Verdict("exec", "cheat", f"{what}: its argument {pos}, changed in "
                                   "place, was not written by the candidate's own Triton kernels")
+
+    def check_replaced(self, res, stage):
+        """Library functions the candidate's process changed (intact.py)
+        beyond those the reference's own process changes."""
+        extra = sorted(set(res.get("replaced") or []) - set(self.profile.get("replaced") or []))
+        if extra:
+            raise Verdict(stage, "cheat", "the candidate changed library functions that the "
+                          f"reference and the harness call ({', '.join(extra[:6])})")
+
+    def check_outside(self, c, what, stage="exec"):
+        """A call's work outside the candidate's kernels (outside.py): no
+        torch arithmetic and no floating-point data through the host
+        beyond what the reference's calls do (HOST_FLOATS at least), unless
+        the task allows torch operations."""
+        o = c.get("outside") if isinstance(c, dict) else None
+        if not isinstance(o, dict) or self.allow_torch_ops:
+            return
+        ref = self.profile.get("outside") or {}
+        ops = sorted(set(o.get("ops") or []) - set(ref.get("ops") or []))
+        if ops:
+            raise Verdict(stage, "cheat", f"{what} computed with torch outside the candidate's "
+                          f"Triton kernels ({', '.join(ops[:6])}); only allocation, views and "
+                          "copies are allowed there (torch-ops-allowed.txt, geak-eval "
+                          "--allow-torch-ops)")
+        for key, words in (("to_host", "took {} floating-point elements off the device"),
+                           ("from_host", "made tensors of {} floating-point elements from host data")):
+            n = int(o.get(key) or 0)
+            if n > max(HOST_FLOATS, int(ref.get(key) or 0)):
+                raise Verdict(stage, "cheat", f"{what} {words.format(n)}: its arithmetic ran outside "
+                              "its Triton kernels")
 
     # -- outputs --
 
@@ -182,6 +214,7 @@ class Judge:
                      for r in res.get("runs") or []]
         if res.get("secrets_in_env"):
             self.flags.add("secrets_in_env")
+        self.check_replaced(res, "exec")
         self.notes.update(set(res.get("notes") or []) & KEPT_NOTES)
         for r in res.get("runs") or []:
             if not r.get("ok"):
@@ -217,8 +250,8 @@ class Judge:
                     by_seed[r["seed"]], f"repeat run {r['seed']}")
                    for r, o in zip(res["runs"], outs["runs"]) if o is not first[r["seed"]]]
         self.judge_outputs(items, repeats)
-        if any(compare.downgraded(o.get("gold") if isinstance(o, dict) else o,
-                                  self.tensors["seeds"][r["seed"]]["canon"].get("gold"))
+        if any(compare.downgraded(o.get("gold"), self.tensors["seeds"][r["seed"]]["canon"].get("gold"),
+                                  _gold_mask(self.tensors["seeds"][r["seed"]]["mask"]))
                for r, o in zip(res["runs"], outs["runs"]) if isinstance(o, dict)):
             self.flags.add("precision_downgrade")
         self.perf_part(res.get("perf"), outs.get("perf") or {})
@@ -230,6 +263,7 @@ class Judge:
         if cand.get("error"):
             raise Verdict("exec", "runtime", f"seed {r['seed']}: called again with its inputs "
                           f"changed in place, the candidate failed: {cand['error']}")
+        self.check_outside(cand, f"seed {r['seed']}: called again with its inputs changed in place, it")
         if (cand.get("launches") or 0) == 0 and (ref.get("launches") or 0) > 0:
             raise Verdict("exec", "cheat", f"seed {r['seed']}: called again with its inputs "
                           "changed in place, the candidate launched none of its kernels")
@@ -255,6 +289,8 @@ class Judge:
                 raise Verdict("perf", "cheat", f"no Triton kernel of the candidate launched on {what}")
             if set(case.get("notes") or []) & {"tensor_subclass", "foreign_object"}:
                 raise Verdict("perf", "cheat", f"{what}: an output is not plain data")
+            for c in case.get("calls") or []:
+                self.check_outside(c, f"{what}: a call", stage="perf")
             self.judge_case(case["key"], ref, outs.get(case["key"]) or [], what)
 
     def judge_case(self, key, ref, outs, what):
@@ -276,6 +312,7 @@ class Judge:
         if res.get("untouched"):
             raise Verdict("perf", "cheat", "the candidate replaced the timing functions "
                           f"({', '.join(res['untouched'])})")
+        self.check_replaced(res, "perf")
         if res.get("error"):
             err = res["error"]
             raise Verdict("perf", err.get("kind", "runtime"), err.get("message"),
@@ -296,9 +333,42 @@ class Judge:
                 raise Verdict("perf", "cheat", f"{what}: the candidate did work that the timer's "
                               "events did not see (on another stream, or a thread), where the "
                               "reference did not")
+            if not _confirmed(case):
+                self.flags.add("unconfirmed_speedup")
             if ref is None or not ref.get("ok"):
                 continue
             self.judge_case(case["key"], ref, outs.get(case["key"]) or [], what)
+
+
+# A large speedup timed again (timing.RECHECK_SPEEDUP) stands where the
+# second timing's speedup is at least this fraction of the first's: more
+# than two timings of one kernel differ by noise, less than the gap that
+# a call keyed on its inputs, or on the order of the calls, makes.
+RECHECK_AGREE = 0.5
+
+
+def _confirmed(case):
+    """Whether a case's speedup, where it was timed again, held."""
+    again = case.get("recheck")
+    if not isinstance(again, dict):
+        return True
+    try:
+        first = float(case["ms_ref"]) / float(case["ms"])
+        second = float(again["ms_ref"]) / float(again["ms"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return False
+    return second >= RECHECK_AGREE * first
+
+
+# Floating-point elements a call may move between the host and the
+# device, each way, beyond what the reference's calls move: a few scalars
+# for a kernel's arguments (a scale's .item()), never a tensor's data.
+HOST_FLOATS = 16
+
+
+def _gold_mask(mask):
+    """The part of a run's mask that covers its test's outputs."""
+    return mask.get("gold") if isinstance(mask, dict) else None
 
 
 def _names(calls):

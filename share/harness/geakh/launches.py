@@ -21,7 +21,7 @@ import os
 
 import torch
 
-from . import autotune, perturb
+from . import autotune, outside, perturb
 
 _equal = torch.equal  # bound before the code under test can replace it
 
@@ -98,6 +98,12 @@ class Counter:
             orig = cls.run
 
             def run(self, *args, _orig=orig, **kwargs):
+                # A launch's own work is the kernel's, not the code's
+                # Python between launches (outside.py).
+                with outside.aside():
+                    return _run(self, _orig, args, kwargs)
+
+            def _run(self, _orig, args, kwargs):
                 if kwargs.get("warmup") or not (counter.active or counter.timed is not None) \
                         or not counter.owns(self):
                     return _orig(self, *args, **kwargs)

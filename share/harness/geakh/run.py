@@ -28,7 +28,7 @@ import traceback
 
 import torch
 
-from . import autotune, entry, guard, launches, perturb, tasks, timing, values
+from . import autotune, entry, guard, intact, launches, outside, perturb, tasks, timing, values
 from .errors import error_info
 
 COUNTER = launches.COUNTER
@@ -220,6 +220,15 @@ class Job:
 
     # -- results --
 
+    def _replaced(self):
+        """The library functions changed since the code was loaded, and
+        what the integrity checks cost (spent)."""
+        t0 = time.monotonic()
+        out = intact.changed(intact.SNAP)
+        self.spent["intact"] = round(time.monotonic() - t0, 4)
+        self.spent["outside"] = round(outside.SPENT[0], 4)
+        return out
+
     def save(self):
         opath = os.path.join(self.dir, "outputs.pt")
         data = {"runs": self.outputs, "perf": self.perf_out}
@@ -236,6 +245,7 @@ class Job:
             "notes": sorted(self.program.notes), "launched": sorted(COUNTER.names),
             "tunings": autotune.choices(), "tuner_configs": autotune.counts(),
             "secrets_in_env": guard.secret_names(), "spent": self.spent,
+            "replaced": self._replaced(),
             "gpu_peak_mib": max(guard.device_peak_mib(self.device), self.parts_peak),
         }
         _dump(os.path.join(self.dir, "result.json"), result)
@@ -379,8 +389,10 @@ def main(workdir, nonce, req, hooks):
     plan = req.get("plan") or {}
     COUNTER.install()
     autotune.install()
+    outside.install()
     autotune.set_policy(_policy(plan.get("autotune"), spec), plan.get("pins"))
     random.seed(0)
+    intact.take()  # before the code is loaded (tasks.Program)
     job = Job(spec, plan, workdir, nonce, hooks)
     if plan.get("order"):
         perturb.order_programs(os.path.join(workdir, "triton-ordered"), job.device)
