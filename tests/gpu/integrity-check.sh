@@ -11,6 +11,8 @@
 # Records come from tests/gpu/eval-data.sh (carry bin and out/gpu):
 #
 #   tests/gpu/integrity-check.sh [-j N] DATA_DIR OUT_DIR
+#
+# CHEATS_S and REFS_S cap the two runs (default 300 and 480 seconds).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 jobs=8
@@ -30,7 +32,7 @@ work=$(mktemp -d)
 eval=$top/bin/geak-eval
 
 # The cheats, timed, each against its "# expect:" line.
-sh "$top/tests/gpu/full-check.sh" -j "$jobs" "$data" "$out/full" cheats:300 | tail -n 20
+sh "$top/tests/gpu/full-check.sh" -j "$jobs" "$data" "$out/full" cheats:"${CHEATS_S:-300}" | tail -n 20
 
 # The references as their own candidates, and the fast vector addition.
 cat "$data/smoke-tbg.jsonl" "$data/smoke-rocm.jsonl" > "$work/refs.jsonl"
@@ -39,7 +41,7 @@ jq -c --rawfile code "$top/tests/gpu/vector_addition_fast.py" \
 	"$data/smoke-tbg.jsonl" > "$work/fast.jsonl"
 cat "$work/refs.jsonl" "$work/fast.jsonl" > "$work/in.jsonl"
 mkdir -p "$work/tmp"
-timeout -s TERM 480 "$eval" -j "$jobs" --gpus auto --cache "$work/cache" --keep --tmpdir "$work/tmp" \
+timeout -s TERM "${REFS_S:-480}" "$eval" -j "$jobs" --gpus auto --cache "$work/cache" --keep --tmpdir "$work/tmp" \
 	--timeout 120 --compile-timeout 240 "$work/in.jsonl" > "$out/refs.jsonl" 2> "$out/refs.err"
 echo "geak-eval: exit $?"
 echo "references judged as their own candidates:"
