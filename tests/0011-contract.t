@@ -9,8 +9,8 @@
 command -v jq >/dev/null 2>&1 || skip_all "jq is needed"
 plan 44
 # No tool here may reach a model: nothing listens on port 9.
-GEAK_BASE_URL=http://127.0.0.1:9/v1
-export GEAK_BASE_URL
+GEAK_BASE_URL=http://127.0.0.1:9/v1 GEAK_MODEL=test-model
+export GEAK_BASE_URL GEAK_MODEL
 
 # contract.jsonl: the lines every tool gets; line 6 is one the tool leaves
 # alone, and is written by each tool's own case below.

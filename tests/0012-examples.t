@@ -28,7 +28,7 @@ geak-slurm.1-2 it needs a Slurm cluster with GPUs
 ran="geak-eval.1-1 geak-eval.1-2 geak-eval.1-4 geak-gen.1-2 geak-gen.1-3 geak-gen.1-5
 geak-gen.1-6 geak-opt.1-1 geak-opt.1-2 geak-reflect.1-1 geak-reflect.1-2 geak-retrieve.1-1
 geak-retrieve.1-2 geak-retrieve.1-3 geak-loop.1-1 geak-select.1-1 geak-select.1-2
-geak-select.1-3 geak-select.1-4 geak-slurm.1-3 geak-import.1-1 geak-import.1-2 geak-import.1-3 geak-import.1-4
+geak-select.1-3 geak-select.1-4 geak-select.1-5 geak-slurm.1-3 geak-import.1-1 geak-import.1-2 geak-import.1-3 geak-import.1-4
 geak-import.1-6"
 
 # Each block as shell text: mdoc's \e is a backslash, a "$ " prompt goes.
@@ -42,7 +42,7 @@ for page in "$top"/share/man/*.[157]; do
 		on && f != "" { gsub(/\\e/, "\\"); sub(/^\$ /, ""); print >> f }' "$page"
 done
 examples=$(ls ex | sort)
-plan $(($(printf '%s\n' $examples | wc -l) + 11))
+plan $(($(printf '%s\n' $examples | wc -l) + 12))
 
 unlisted=
 for e in $examples; do
@@ -95,6 +95,9 @@ geak-import --as-candidate --ids sin_kernel geak-eval-data.tar.gz > cand.jsonl
 cp cand.jsonl cands.jsonl
 geak-eval --cpu cand.jsonl > evaluated.jsonl 2>/dev/null
 mkdir -p out/run-0 && cp evaluated.jsonl out/run-0/evaluated-0.jsonl
+# Two runs to compare: the same records as run A and as B's selection.
+mkdir -p out-a out-b && cp evaluated.jsonl out-a/evaluated-0.jsonl &&
+	geak-select evaluated.jsonl > out-b/best.jsonl 2>/dev/null
 printf 'import torch\n\ndef add(x, y):\n    return x + y\n' > ref.py
 printf "import torch\n\ndef inputs():\n    return [(torch.randn(300, device='cuda'), torch.randn(300, device='cuda'))]\n" > test.py
 add_kernel_file mine.py
@@ -147,6 +150,7 @@ check_same "the checkout and the branch give every task its instruction" "4 0" \
 check_same "--original-hip with GitHub's master archive: difficulties 1 and 2" "tbg/add_value tbg/sin_computation tbg/sin_kernel" \
 	"$(jq -r 'select(.error | not) | .id' geak-import.1-3.out | tr '\n' ' ' | sed 's/ $//')"
 check_match "why tasks failed, one line per reason" '^[0-9]+ [a-z]+: ' "$(cat geak-select.1-3.out)"
+check_same "the comparison page is written" yes "$([ -s compare.html ] && echo yes)"
 check_same "fast_p at 0, 1, 1.5, 2 and 3" "0 1 1.5 2 3" \
 	"$(jq -r '.[0]' geak-select.1-4.out | tr '\n' ' ' | sed 's/ $//')"
 check_same "the dry run: a 4-element array, then the merge, both with the sbatch option" \
