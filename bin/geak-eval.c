@@ -989,6 +989,10 @@ main(int argc, char **argv)
 		.static_mode = "strict",
 		.started = geak_now(),
 	};
+	/* Jobs run as a uid of their own and must reach the folders made for
+	 * them: their modes are geak-eval's to set, not the caller's umask.
+	 * What is private stays so by its parent folder's mode. */
+	umask(022);
 	parse_args(argc, argv, &harness_dir);
 	setup(harness_dir);
 	geak_cgroup_init();

@@ -8,7 +8,7 @@ geak=$top/../shared/bench/geak-eval-data.tar.gz
 [ -r "$geak" ] || skip_all "no benchmark archive $geak"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 36
+plan 37
 
 check "geak-eval --help exits 0" geak-eval --help
 geak-eval --no-such-option </dev/null >/dev/null 2>&1
@@ -146,4 +146,8 @@ check_same "a bad task field exits 1" 1 $?
 check_same "and comes out with an error object" "input bad_field" \
 	"$(jq -r '.error | "\(.stage) \(.kind)"' bad.out)"
 check_match "the message names the field and line" "bad.jsonl:1: field 'task.suite'" "$(cat bad.err)"
+# The jobs reach their folders whatever the caller's umask.
+(umask 077 && geak-eval --cpu --no-cache ref.jsonl > umask.jsonl 2>/dev/null)
+check_same "under umask 077 the reference passes as its own candidate" true \
+	"$(jq -r .eval.exec umask.jsonl)"
 done_testing
