@@ -36,7 +36,7 @@ check_match "the message names the rule and the line" "static check patches_libr
 check_match "a warning is a note and the candidate runs" "static:environment" \
 	"$(jq -r 'select(.cheat == "api_key") | "\(.eval.exec) \(.eval.notes)"' out.jsonl)"
 geak-eval --cpu --no-cache --static warn in.jsonl > warn.jsonl 2>/dev/null
-check_same "warn: the same candidate runs, and the run rejects it" "true false mismatch static:patches_library" \
+check_same "warn: the same candidate runs, and the run rejects it" "true false cheat static:patches_library" \
 	"$(jq -r 'select(.cheat == "timer_patch") | .eval | "\(.call) \(.exec) \(.reason) \(.notes | map(select(startswith("static"))) | unique | join(","))"' warn.jsonl)"
 geak-eval --static maybe < /dev/null > /dev/null 2>&1
 check_same "--static takes strict, warn or off" 2 $?
