@@ -26,6 +26,7 @@ import os
 import select
 import signal
 import socket
+import stat
 import sys
 import time
 
@@ -41,7 +42,7 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 
 import geakh  # noqa: E402
-from geakh import calibrate, guard, judge, pyprof, run, sandbox, static  # noqa: E402
+from geakh import cachetrust, calibrate, guard, judge, pyprof, run, sandbox, static  # noqa: E402
 
 # Every job is a fork of this process: what a job imports after the fork,
 # each job imports again (about a second a job, most of it compiling
@@ -239,6 +240,47 @@ def _code_cache(d):
     return path
 
 
+def _hold_cache(path):
+    """A shared lock on the code cache path for a job of that code, taken
+    after the cache is pruned (cachetrust.prune) where no other job of
+    that code is in flight; the lock's descriptor, or None.  The lock
+    file lies beside the cache, out of the job's view."""
+    if not path:
+        return None
+    import fcntl
+    try:
+        fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        cachetrust.prune(path)  # what a worker that died left
+    except OSError:
+        pass
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    return fd
+
+
+def _release_cache(fd, path):
+    """After the job, with none of its processes left: the cache pruned
+    where no other job of its code is in flight (the last one to end
+    prunes it), then the lock let go."""
+    if fd is None:
+        return
+    import fcntl
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        cachetrust.prune(path)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# The worker's lock on the running job's code cache, which the job's
+# processes must not hold (closed in the relay).
+_CACHE_LOCK = [None]
+
 # Bytes of each of a job's streams kept (the last ones); what went before
 # is counted in stdout.txt.cut and stderr.txt.cut.
 OUT_CAP = 1 << 20
@@ -252,7 +294,8 @@ class _Tail:
 
     def __init__(self, path):
         self.path = path
-        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+                          0o644)
         self.buf = bytearray()
         self.cut = self.written = self.cut_written = 0
 
@@ -274,9 +317,29 @@ class _Tail:
         else:
             os.pwrite(self.fd, bytes(self.buf), 0)
             os.ftruncate(self.fd, len(self.buf))
-            with open(self.path + ".cut", "w") as fp:
-                fp.write(f"{self.cut}\n")
+            self._write_cut()
         self.written, self.cut_written = len(self.buf), self.cut
+
+    def _write_cut(self):
+        """The count of bytes cut, in PATH.cut: a file the job may have
+        made first, so it is written only where it is a regular file of
+        one link, opened without following a link or waiting on a FIFO
+        (and truncated only once it is known to be one); otherwise it is
+        left as it is, for geak-eval to refuse."""
+        try:
+            fd = os.open(self.path + ".cut", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+                         | os.O_CLOEXEC, 0o644)
+        except OSError:
+            return
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{self.cut}\n".encode())
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 def _keep_tails(job, d, out_r, err_r):
@@ -337,6 +400,8 @@ def relay(req, status_w, go_r, exit_w, pidns):
     first process cannot end by a signal of its own) and ends as it did.
     Never returns."""
     try:
+        if _CACHE_LOCK[0] is not None:
+            os.close(_CACHE_LOCK[0])
         os.setpgid(0, 0)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         guard.die_with_parent()
@@ -529,6 +594,18 @@ def serve_one(req, sock, rfile, wfile):
     t0 = time.monotonic()
     ooms = sandbox.oom_kills()
     exit_r, exit_w = os.pipe()
+    code_cache = _code_cache(req["dir"])
+    _CACHE_LOCK[0] = _hold_cache(code_cache)
+    try:
+        return _serve_locked(req, sock, rfile, wfile, t0, ooms, status_r, status_w, go_r, go_w,
+                             exit_r, exit_w)
+    finally:
+        _release_cache(_CACHE_LOCK[0], code_cache)
+        _CACHE_LOCK[0] = None
+
+
+def _serve_locked(req, sock, rfile, wfile, t0, ooms, status_r, status_w, go_r, go_w, exit_r, exit_w):
+    """serve_one's job, with its code cache held."""
     pidns = "P" not in JOB_SKIP and sandbox.new_pid_namespace()
     pid = os.fork()
     if pid == 0:

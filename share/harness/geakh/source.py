@@ -3,7 +3,9 @@ before it runs, and where its compiled kernels come from."""
 import ast
 import importlib.util
 import os
+import shutil
 import sys
+import tempfile
 
 from . import SEPARATOR
 
@@ -91,32 +93,54 @@ def load_module(name, path, aliases=()):
     return mod
 
 
+def _read_only(path):
+    """Whether this process cannot add a file to the directory path, tried
+    (a read-only mount, another owner and Landlock all refuse it)."""
+    probe = os.path.join(path, f".geak-probe-{os.getpid()}-{os.urandom(6).hex()}")
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+    except OSError:
+        return True
+    os.unlink(probe)
+    return False
+
+
 def on_reference_cache(fn):
     """fn calling the reference's kernels from the reference's own compile
-    cache, which its calibration filled and this job may only read
-    (GEAK_REF_TRITON_CACHE, set by the worker), so that they are not
-    compiled again in each candidate's; a kernel missing there is compiled
-    into this job's cache as usual.  The result's unwrapped is fn."""
+    cache, which its calibration filled (GEAK_REF_TRITON_CACHE, set by the
+    worker), where this job can only read it.  A kernel missing there,
+    or every kernel where the cache is missing or writable, is compiled
+    into a directory made for that call alone and removed after it: never
+    into the job's own cache, which the code under test writes and later
+    jobs of that code read.  Around each such call, what the reference's
+    own code changes in its modules is taken as theirs (intact.py).  The
+    result's unwrapped is fn."""
     ref_dir = os.environ.get("GEAK_REF_TRITON_CACHE")
-    if not ref_dir or not os.path.isdir(ref_dir):
-        return fn
+    usable = bool(ref_dir) and os.path.isdir(ref_dir) and _read_only(ref_dir)
 
     def call(x):
+        from . import intact
         own = os.environ.get("TRITON_CACHE_DIR")
-        os.environ["TRITON_CACHE_DIR"] = ref_dir
+        scratch = None
+        intact.reference_begins()
         try:
-            return fn(x)
-        except OSError:  # a kernel not there, which this job cannot write
-            if own is None:
-                os.environ.pop("TRITON_CACHE_DIR", None)
-            else:
-                os.environ["TRITON_CACHE_DIR"] = own
+            if usable:
+                os.environ["TRITON_CACHE_DIR"] = ref_dir
+                try:
+                    return fn(x)
+                except OSError:  # a kernel not there, which this job cannot write
+                    pass
+            scratch = tempfile.mkdtemp(prefix="geak-ref-triton-")
+            os.environ["TRITON_CACHE_DIR"] = scratch
             return fn(x)
         finally:
             if own is None:
                 os.environ.pop("TRITON_CACHE_DIR", None)
             else:
                 os.environ["TRITON_CACHE_DIR"] = own
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
+            intact.reference_ends()
     # Once its kernels are loaded, the timed calls take fn itself: the
     # swap of the environment costs tens of microseconds a call, on the
     # reference's side only, as much as a small kernel's whole time.

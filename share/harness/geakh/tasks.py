@@ -27,7 +27,7 @@ import sys
 
 import torch
 
-from . import entry, guard, launches, spread
+from . import entry, guard, intact, launches, spread
 from .source import gold_call, load_module, on_reference_cache, strip_tests, test_imports, unshadow
 
 COUNTER = launches.COUNTER
@@ -198,6 +198,7 @@ class Program:
         self.model_cls = getattr(self.mod, cls_name)
         ppath = _write(os.path.join(self.dir, "geak_problem.py"), self.spec["reference"])
         self.problem = load_module("geak_problem", ppath)
+        intact.watch(self.problem)
 
     def _model(self, cls, seed):
         """cls built on the problem's init inputs, seeded, on the device:
@@ -289,7 +290,9 @@ class Program:
         os.makedirs(rdir, exist_ok=True)
         path = _write(os.path.join(rdir, self.name + ".py"),
                       self.spec["reference"].rstrip("\n") + "\n" + imports)
-        return load_module(REF_MODULE, path)
+        mod = load_module(REF_MODULE, path)
+        intact.watch(mod)
+        return mod
 
     def _reference_perf(self):
         """The perf script again, its imports of the task's module bound to
@@ -300,6 +303,7 @@ class Program:
         try:
             ppath = _write(os.path.join(self.dir, "ref", self.name + "_perf.py"), self.spec["perf"])
             perf = load_module(REF_MODULE + "_perf", ppath)
+            intact.watch(perf)
         finally:
             sys.modules[self.name] = own[0]
             if own[1] is not None:
