@@ -69,7 +69,7 @@ check_same "ledger: the other samples refused by the budget" 3 \
 # 4. --check asks every model; an empty list is refused.
 geak-gen --check --model m-a,m-b > check.out 2>&1
 check_same "--check: exit 0" 0 $?
-check_same "--check: both models answered" 'model: m-a model: m-b' \
+check_same "--check: both models answered" 'model: m-a (--model) model: m-b (--model)' \
 	"$(grep '^model:' check.out | tr '\n' ' ' | sed 's/ $//')"
 geak-gen --model , tasks.jsonl > /dev/null 2> empty.err
 check_same "--model ,: exit 3" 3 $?
