@@ -117,7 +117,7 @@ record ancestors | jq -c '.code = $code' --rawfile code term-code.py > term.json
 geak-eval --cpu --no-cache --static off --tmpdir term -v term.jsonl > term.out 2> term.err &
 pid=$!
 n=0
-while ! grep -q 'cand-.*running' term.err && [ $n -lt 600 ]; do
+while ! grep -q 'cand-.*running' term.err 2>/dev/null && [ $n -lt 600 ]; do
 	sleep 0.1
 	n=$((n + 1))
 done
