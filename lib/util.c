@@ -608,7 +608,7 @@ geak_read_untrusted(const char *dir, const char *name, size_t cap, size_t *lenp)
 {
 	struct stat st;
 	int fd = geak_open_untrusted(dir, name, &st);
-	size_t got = 0;
+	size_t got = 0, size;
 	ssize_t n;
 	char *buf;
 
@@ -619,9 +619,19 @@ geak_read_untrusted(const char *dir, const char *name, size_t cap, size_t *lenp)
 		errno = EFBIG;
 		return NULL;
 	}
-	/* One byte more than the cap: a file still growing shows it. */
-	buf = geak_xmalloc(cap + 2);
-	while (got <= cap && (n = read(fd, buf + got, cap + 1 - got)) != 0) {
+	/* Sized by the file, grown while it grows, never past one byte more
+	 * than the cap: that byte shows a file that grew beyond it. */
+	size = (size_t)st.st_size + 2;
+	buf = geak_xmalloc(size);
+	for (;;) {
+		if (got == size - 1) {
+			if (got > cap)
+				break;
+			size = size - 1 > cap / 2 ? cap + 2 : 2 * size;
+			buf = geak_xrealloc(buf, size);
+		}
+		if ((n = read(fd, buf + got, size - 1 - got)) == 0)
+			break;
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
