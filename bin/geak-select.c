@@ -844,12 +844,12 @@ name_kernel_files(void)
 }
 
 /* Text for one line of a '#' comment: control characters would end it
- * and start code. */
+ * and start code, so they are written escaped, as on a terminal. */
 static void
 put_comment(struct geak_buf *b, const char *s)
 {
-	for (; s && *s; s++)
-		geak_buf_append(b, (unsigned char)*s < 0x20 || *s == 0x7f ? "?" : s, 1);
+	if (s)
+		geak_buf_put_printable(b, s, strlen(s));
 }
 
 static void
