@@ -44,9 +44,9 @@ LIBS_geak-opt      = $(CURL_LIBS)
 LIBS_geak-import   = $(ARCHIVE_LIBS)
 
 TOOLS = $(patsubst bin/%.c,bin/%,$(wildcard bin/*.c))
-LIBSRC = $(wildcard lib/*.c)
+LIBSRC = $(wildcard lib/*.c lib/*/*.c)
 LIBOBJ = $(LIBSRC:.c=.o)
-LIBHDR = $(wildcard lib/*.h)
+LIBHDR = $(wildcard lib/*.h lib/*/*.h)
 MAN1 = $(wildcard share/man/*.1)
 MAN5 = $(wildcard share/man/*.5)
 MAN7 = $(wildcard share/man/*.7)
@@ -157,7 +157,7 @@ uninstall:
 	for m in $(notdir $(MAN7)); do rm -f $(DESTDIR)$(MANDIR)/man7/$$m; done
 
 clean:
-	rm -f $(TOOLS) $(UNIT) $(HELPERS) lib/*.o lib/libgeak.a tests/fuzz/fuzz-record $(BUILD_STAMP)
+	rm -f $(TOOLS) $(UNIT) $(HELPERS) lib/*.o lib/*/*.o lib/libgeak.a tests/fuzz/fuzz-record $(BUILD_STAMP)
 
 FORCE:
 

@@ -2,9 +2,9 @@
  * against the reference's profile) and speed, in a sandbox, with a judge
  * that never imports the candidate's code.  See geak-eval(1).
  *
- * The record loop is lib/recpool.c, the jobs and workers lib/evaljob.c,
- * the references' profiles lib/evalprofile.c, one candidate's path
- * lib/evalcascade.c; this file holds the options, the task's fields and
+ * The record loop is lib/recpool.c, the jobs and workers lib/eval/evaljob.c,
+ * the references' profiles lib/eval/evalprofile.c, one candidate's path
+ * lib/eval/evalcascade.c; this file holds the options, the task's fields and
  * the evaluation cache. */
 #include <errno.h>
 #include <getopt.h>
@@ -16,18 +16,18 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 
-#include "evalcache.h"
-#include "evalcascade.h"
-#include "evaljob.h"
-#include "evalprofile.h"
-#include "gpu.h"
-#include "gpulock.h"
+#include "eval/evalcache.h"
+#include "eval/evalcascade.h"
+#include "eval/evaljob.h"
+#include "eval/evalprofile.h"
+#include "eval/gpu.h"
+#include "eval/gpulock.h"
 #include "progress.h"
-#include "pyenv.h"
+#include "eval/pyenv.h"
 #include "record.h"
 #include "recpool.h"
 #include "runner.h"
-#include "sandbox.h"
+#include "eval/sandbox.h"
 #include "secrets.h"
 
 /* ---- the task ---- */

@@ -11,10 +11,10 @@
 #include "extract.h"
 #include "failtext.h"
 #include "knowledge.h"
-#include "llm.h"
-#include "llmstage.h"
+#include "llm/llm.h"
+#include "llm/llmstage.h"
 #include "prompt.h"
-#include "pysig.h"
+#include "bench/pysig.h"
 #include "record.h"
 #include "util.h"
 

@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
-#include "benchsrc.h"
-#include "kbprob.h"
-#include "owntask.h"
+#include "bench/bench.h"
+#include "bench/benchsrc.h"
+#include "bench/kbprob.h"
+#include "bench/owntask.h"
 #include "prompt.h"
-#include "pyenv.h"
-#include "pysig.h"
+#include "eval/pyenv.h"
+#include "bench/pysig.h"
 #include "record.h"
 #include "recpool.h"
 #include "runner.h"

@@ -10,8 +10,8 @@
 
 #include "extract.h"
 #include "kprofile.h"
-#include "llm.h"
-#include "llmstage.h"
+#include "llm/llm.h"
+#include "llm/llmstage.h"
 #include "memory.h"
 #include "prompt.h"
 #include "record.h"

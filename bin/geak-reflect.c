@@ -9,8 +9,8 @@
 
 #include "failtext.h"
 #include "kprofile.h"
-#include "llm.h"
-#include "llmstage.h"
+#include "llm/llm.h"
+#include "llm/llmstage.h"
 #include "memory.h"
 #include "prompt.h"
 #include "record.h"

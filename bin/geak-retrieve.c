@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bm25.h"
-#include "corpus.h"
+#include "bench/bm25.h"
+#include "bench/corpus.h"
 #include "record.h"
 #include "recpool.h"
 #include "util.h"

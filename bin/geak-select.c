@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include "memory.h"
-#include "metrics.h"
+#include "report/metrics.h"
 #include "record.h"
 #include "recpool.h"
-#include "report.h"
+#include "report/report.h"
 
 /* One evaluated candidate: a record's current code or a best entry. */
 struct cand {

@@ -29,7 +29,7 @@
 #include <sys/wait.h>
 
 #include "runner.h"
-#include "sandbox.h"
+#include "eval/sandbox.h"
 #include "util.h"
 
 extern char **environ;

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bm25.h"
+#include "bench/bm25.h"
 #include "record.h"
 #include "util.h"
 

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "runner.h"
-#include "sandbox.h"
+#include "eval/sandbox.h"
 #include "util.h"
 
 static double

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "bm25.h"
-#include "pysrc.h"
+#include "bench/bm25.h"
+#include "bench/pysrc.h"
 #include "util.h"
 
 #define EPS 1e-9

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "linediff.h"
+#include "report/linediff.h"
 
 /* The script as text: one op letter per line ("  -+"), for comparing. */
 static char *

@@ -1,4 +1,4 @@
-/* Unit tests of the in-process GPU queue (lib/gpulock.c): a timing run
+/* Unit tests of the in-process GPU queue (lib/eval/gpulock.c): a timing run
  * pauses the correctness runs in flight instead of waiting for them, and
  * resumes them when the last timing run of its round is done; a drained
  * timing run waits for them; the queue holds the cross-process lock in
@@ -19,7 +19,7 @@
 #include <sys/file.h>
 #include <cmocka.h>
 
-#include "gpulock.h"
+#include "eval/gpulock.h"
 
 static struct geak_gpuqueue queue;
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;

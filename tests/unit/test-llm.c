@@ -13,7 +13,7 @@
 
 #include <curl/curl.h>
 
-#include "llmint.h"
+#include "llm/llmint.h"
 
 static void
 test_retryable(void **state)

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "memory.h"
-#include "metrics.h"
+#include "report/metrics.h"
 
 #define EPS 1e-12
 

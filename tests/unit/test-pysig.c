@@ -1,5 +1,5 @@
-/* Unit tests of the signature scanner (lib/pysig.c) and the benchmark
- * file conventions (lib/bench.c). */
+/* Unit tests of the signature scanner (lib/bench/pysig.c) and the benchmark
+ * file conventions (lib/bench/bench.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "bench.h"
-#include "pysig.h"
+#include "bench/bench.h"
+#include "bench/pysig.h"
 #include "util.h"
 
 /* The signatures of src joined by '\n'. */

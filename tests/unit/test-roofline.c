@@ -12,7 +12,7 @@
 
 #include "kprofile.h"
 #include "memory.h"
-#include "metrics.h"
+#include "report/metrics.h"
 #include "roofline.h"
 
 /* Rates from counts: GB/s = bytes / (ms * 1e6), TFLOP/s = flops / (ms * 1e9). */

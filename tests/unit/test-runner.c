@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "runner.h"
-#include "sandbox.h"
+#include "eval/sandbox.h"
 #include "util.h"
 
 static char *env_argv[] = { "/usr/bin/env", NULL };

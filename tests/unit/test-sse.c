@@ -1,4 +1,4 @@
-/* Unit tests of the SSE parser (lib/sse.c): every stream is fed whole,
+/* Unit tests of the SSE parser (lib/llm/sse.c): every stream is fed whole,
  * in 1-byte chunks and split at every position, and must give the same
  * events. */
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "sse.h"
+#include "llm/sse.h"
 
 /* The events seen, as "name=data|" in one string. */
 struct seen {

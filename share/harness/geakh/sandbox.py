@@ -48,7 +48,7 @@ PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 4, 24, 38
 
 _libc = ctypes.CDLL(None, use_errno=True)
 CONF = json.loads(os.environ.pop("GEAK_SANDBOX", "") or "{}")
-# geak-eval's private root (lib/sandbox.c) has this file at its top.
+# geak-eval's private root (lib/eval/sandbox.c) has this file at its top.
 VIEW = os.path.exists("/.geak-view")
 
 

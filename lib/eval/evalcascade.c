@@ -1,0 +1,535 @@
+/* evalcascade.c: the path every candidate takes (see geak-eval(1)). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/evalcascade.h"
+#include "eval/evalprofile.h"
+#include "eval/harness.h"
+#include "report/metrics.h"
+#include "roofline.h"
+#include "record.h"
+#include "util.h"
+
+#define TAIL_BYTES 2000
+
+/* Seconds since a time, less the slot's waits for the GPU since then
+ * (they are lock_wait's). */
+static void
+add_phase(struct geak_eval *ev, enum geak_phase ph, double since, const struct geak_slot *s,
+    double waited_before)
+{
+	ev->phases[ph] += geak_now() - since - (s->lock_wait - waited_before);
+}
+
+/* ---- static checks ---- */
+
+/* The findings of geakh/static.py on the source, or NULL with err set. */
+static json_t *
+static_findings(struct geak_slot *s, json_t *rec, char *err, size_t errlen)
+{
+	char *dir = geak_job_dir("static-"), nonce[33];
+	json_t *spec = json_pack("{s:O}", "code", json_object_get(rec, "code"));
+	json_t *resp, *found, *out = NULL;
+
+	geak_job_dump(spec, dir, GEAK_FILE_JOB);
+	json_decref(spec);
+	geak_nonce(nonce);
+	resp = geak_job(s, GEAK_W_JUDGE, GEAK_USE_NONE, GEAK_OP_STATIC, dir, nonce, NULL, err, errlen);
+	char why[256] = "";
+	found = resp ? geak_job_load(dir, GEAK_FILE_STATIC, why, sizeof why) : NULL;
+	if (resp && (!geak_job_nonce_ok(found, nonce) || !json_is_array(json_object_get(found, "findings"))))
+		snprintf(err, errlen, "the static check wrote no result (%s)%s%s", geak_job_status(resp),
+		    *why ? ": " : "", why);
+	else if (resp)
+		out = json_incref(json_object_get(found, "findings"));
+	json_decref(found);
+	json_decref(resp);
+	geak_job_drop(dir);
+	return out;
+}
+
+/* Findings into ev: notes "static:RULE", or under strict the first strict
+ * finding rejects the candidate.  1 when it was rejected. */
+static int
+apply_static(struct geak_eval *ev, json_t *findings)
+{
+	int strict = !strcmp(geak_eopt.static_mode, "strict");
+	json_t *f;
+	size_t i;
+
+	ev->static_findings = json_incref(findings);
+	json_array_foreach(findings, i, f) {
+		const char *rule = json_string_value(json_object_get(f, "rule"));
+		if (strict && json_is_true(json_object_get(f, "strict"))) {
+			char msg[512];
+			snprintf(msg, sizeof msg, "static check %s, line %lld: %s", rule ? rule : "?",
+			    (long long)json_integer_value(json_object_get(f, "line")),
+			    geak_get_str(f, "text") ? geak_get_str(f, "text") : "");
+			geak_eval_fail(ev, GEAK_STAGE_STATIC, "cheat", msg);
+			return 1;
+		}
+		geak_eval_static_note(ev, rule ? rule : "?");
+	}
+	return 0;
+}
+
+/* ---- the run ---- */
+
+json_t *
+geak_reference_spec(json_t *spec, json_t *rec)
+{
+	json_t *ref = geak_json_copy(spec);
+	const char *code = geak_get_str(rec, "task.reference");
+
+	json_object_del(ref, "cand_test");
+	json_object_set_new(ref, "code", json_string(code ? code : ""));
+	/* Calibrated with the performance cases or without them. */
+	json_object_set_new(ref, "perf_checked",
+	    json_boolean(!json_is_true(json_object_get(spec, "cpu")) && !geak_eopt.no_perf));
+	return ref;
+}
+
+/* A run that did not exit by itself: a timeout or a crash, into ev. */
+static int
+ended_badly(struct geak_eval *ev, json_t *resp, enum geak_stage stage)
+{
+	const char *st = geak_job_status(resp);
+	char msg[200];
+
+	if (!strcmp(st, "timeout")) {
+		const char *phase = json_string_value(json_object_get(resp, "phase"));
+		snprintf(msg, sizeof msg, "killed after %.0f s %s",
+		    json_number_value(json_object_get(resp, "wall")),
+		    stage == GEAK_STAGE_PERF ? "while timed (--compile-timeout and --timeout)"
+		    : phase && !strcmp(phase, "compile") ? "before the first call returned (--compile-timeout)"
+		    : "(--timeout)");
+		geak_eval_fail(ev, stage, "timeout", msg);
+		return 1;
+	}
+	if (!strcmp(st, "signal")) {
+		snprintf(msg, sizeof msg, "killed by signal %lld",
+		    (long long)json_integer_value(json_object_get(resp, "signal")));
+		geak_eval_fail(ev, stage, "crash", msg);
+		return 1;
+	}
+	return 0;
+}
+
+/* The last of what the run wrote so far, in place of what was taken
+ * before: the timing writes on after the checks. */
+static void
+take_tails(struct geak_eval *ev, const char *dir)
+{
+	json_decref(ev->stdout_tail);
+	json_decref(ev->stderr_tail);
+	ev->stdout_tail = geak_job_tail(dir, GEAK_FILE_STDOUT, TAIL_BYTES, ev->refused,
+	    sizeof ev->refused);
+	ev->stderr_tail = geak_job_tail(dir, GEAK_FILE_STDERR, TAIL_BYTES, ev->refused,
+	    sizeof ev->refused);
+}
+
+/* A candidate whose job left, where geak-eval reads, a file it does not
+ * read (a link, a FIFO, a file past the size read) is rejected: the
+ * harness never makes one.  1 when it was. */
+static int
+tampered(struct geak_eval *ev, enum geak_stage stage)
+{
+	char msg[320];
+
+	if (!ev->refused[0])
+		return 0;
+	snprintf(msg, sizeof msg, "its job folder's %s", ev->refused);
+	geak_eval_fail(ev, stage, "cheat", msg);
+	ev->exec = 0;
+	return 1;
+}
+
+/* The run's own split of its time: its tests and its performance checks. */
+static void
+run_split(struct geak_eval *ev, const char *dir)
+{
+	json_t *res = geak_job_load(dir, GEAK_FILE_RESULT, ev->refused, sizeof ev->refused);
+
+	ev->phases[GEAK_PHASE_TESTS] = json_number_value(geak_get(res, "spent.tests"));
+	ev->phases[GEAK_PHASE_PERF_CHECKS] = json_number_value(geak_get(res, "spent.perf_checks"));
+	json_decref(res);
+}
+
+static void
+sandbox_info(struct geak_eval *ev, const struct geak_slot *s, json_t *resp)
+{
+	ev->sandbox_known = 1;
+	ev->netns = (s->w[GEAK_W_RUN].sandbox & GEAK_SB_NONET) != 0;
+	ev->landlock_worker = (s->w[GEAK_W_RUN].sandbox & GEAK_SB_FSWRITE) != 0;
+	ev->landlock_job = json_is_true(json_object_get(resp, "landlock"));
+	if (!ev->landlock_job)
+		geak_eval_note(ev, GEAK_NOTE_NO_LANDLOCK);
+}
+
+/* The judge's verdict on the run in canddir, part "run" or "timed": into
+ * ev; -1 with err set when the judge wrote none. */
+static int
+judge(struct geak_slot *s, struct geak_profile *p, const char *canddir, const char *cand_nonce,
+    const char *part, struct geak_eval *ev, char *err, size_t errlen)
+{
+	char *dir = geak_job_dir("judge-"), nonce[33];
+	json_t *extra = json_pack("{s:s, s:s, s:s, s:s}", GEAK_REQ_PROFILE, geak_profile_dir(p),
+	    GEAK_REQ_CAND, canddir, GEAK_REQ_CANDNONCE, cand_nonce, GEAK_REQ_PART, part);
+	json_t *resp, *v;
+	char why[256] = "";
+
+	geak_nonce(nonce);
+	resp = geak_job(s, GEAK_W_JUDGE, GEAK_USE_NONE, GEAK_OP_JUDGE, dir, nonce, extra, err, errlen);
+	json_decref(extra);
+	v = resp ? geak_job_load(dir, GEAK_FILE_VERDICT, why, sizeof why) : NULL;
+	if (!v && resp) {
+		char gist[768];
+		geak_job_gist(dir, gist, sizeof gist);
+		snprintf(err, errlen, "the judge wrote no verdict (%s)%s%s", geak_job_status(resp),
+		    *why || *gist ? ": " : "", *why ? why : gist);
+	}
+	if (v)
+		geak_eval_take_verdict(ev, v);
+	json_decref(v);
+	json_decref(resp);
+	geak_job_drop(dir);
+	return v ? 0 : -1;
+}
+
+/* ---- timing ---- */
+
+static json_t *
+find_case(json_t *cases, const char *key)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(cases, i, c)
+		if (json_is_string(json_object_get(c, "key")) && !strcmp(geak_get_str(c, "key"), key))
+			return c;
+	return NULL;
+}
+
+/* The speedup and each case's figures, from the candidate's timing (the
+ * reference timed beside it), into ev; the roofline flags. */
+static void
+apply_timing(struct geak_eval *ev, struct geak_profile *p, json_t *timing)
+{
+	json_t *c, *prof_cases = json_object_get(geak_profile_json(p), "cases");
+	double sum = 0, sum_ref = 0, peak_gbps, peak_tflops;
+	int above = 0, unreliable = 0;
+	const struct geak_peaks *peaks = geak_peaks_find(ev->device);
+	size_t i;
+
+	geak_device_peaks(ev->device, &peak_gbps, &peak_tflops);
+	json_array_foreach(json_object_get(timing, "cases"), i, c) {
+		const char *key = geak_get_str(c, "key");
+		json_t *counts = key ? json_object_get(find_case(prof_cases, key), "counts") : NULL;
+		double ms = json_number_value(json_object_get(c, "ms"));
+		double ms_ref = json_number_value(json_object_get(c, "ms_ref"));
+		struct geak_case *gc;
+		if (!key || !(ms > 0))
+			continue;
+		gc = geak_eval_add_case(ev, key);
+		gc->ms = ms;
+		if (ms_ref > 0) {
+			gc->ms_ref = ms_ref;
+			sum += ms;
+			sum_ref += ms_ref;
+		}
+		/* The counts are the perf script's rates at 1 ms. */
+		gc->gbps = json_number_value(json_object_get(counts, "gbps")) / ms;
+		gc->tflops = json_number_value(json_object_get(counts, "tflops")) / ms;
+		gc->roofline = geak_roof_case_json(peaks, geak_get_str(find_case(prof_cases, key),
+		    "dtype"), ms, gc->ms_ref, gc->gbps, gc->tflops);
+		if (gc->roofline && !ev->peaks)
+			ev->peaks = geak_peaks_json(peaks);
+		enum geak_roof bw = geak_roofline_case(gc->gbps, peak_gbps, ms, gc->ms_ref);
+		enum geak_roof fl = geak_roofline_case(gc->tflops, peak_tflops, ms, gc->ms_ref);
+		above |= bw == GEAK_ROOF_ABOVE || fl == GEAK_ROOF_ABOVE;
+		unreliable |= bw == GEAK_ROOF_UNRELIABLE || fl == GEAK_ROOF_UNRELIABLE;
+	}
+	if (json_is_integer(json_object_get(timing, "cases_total")))
+		ev->cases_total = (long)json_integer_value(json_object_get(timing, "cases_total"));
+	ev->speedup = sum > 0 && sum_ref > 0 ? sum_ref / sum : 0;
+	/* A fixed limit has no physical basis: off unless asked for; the
+	 * roofline and the timing's re-verification judge large speedups. */
+	if (geak_eopt.speedup_limit > 0 && ev->speedup > geak_eopt.speedup_limit)
+		geak_eval_flag(ev, GEAK_FLAG_EXCESSIVE_SPEEDUP);
+	if (above)
+		geak_eval_flag(ev, GEAK_FLAG_ABOVE_ROOFLINE);
+	if (unreliable)
+		geak_eval_note(ev, GEAK_NOTE_ROOFLINE_UNRELIABLE);
+	if (!(ev->speedup > 0))
+		geak_eval_note(ev, GEAK_NOTE_PERF_FAILED);
+}
+
+static json_t *
+profile_absent(const char *why)
+{
+	return json_pack("{s:b, s:s}", "available", 0, "message", why);
+}
+
+/* The timing's kernel profile, as the harness made it (eval.profile). */
+static void
+take_kernel_profile(struct geak_eval *ev, json_t *timing)
+{
+	json_t *kp = json_object_get(timing, "kernel_profile");
+
+	json_decref(ev->profile);
+	ev->profile = json_is_object(kp) ? json_incref(kp) :
+	    profile_absent("not profiled: the case to profile was not timed");
+}
+
+/* The candidate waits in its run to be timed: alone on the GPU, beside
+ * the reference, then the judge of its timed outputs and the speedup.
+ * -1 with err set when a harness job failed. */
+static int
+timing(struct geak_slot *s, struct geak_profile *p, const char *dir, const char *nonce,
+    struct geak_eval *ev, char *err, size_t errlen)
+{
+	json_t *resp, *cand;
+	double t0 = geak_now(), w0 = s->lock_wait;
+
+	resp = geak_job_go(s, 1, err, errlen);
+	add_phase(ev, GEAK_PHASE_PERF, t0, s, w0);
+	if (!resp)
+		return -1;
+	take_tails(ev, dir);
+	if (tampered(ev, GEAK_STAGE_PERF)) {
+		json_decref(resp);
+		return 0;
+	}
+	/* The runs it paused keep their memory: a timing short of it says
+	 * nothing of the candidate, whose correctness stands, untimed. */
+	if (geak_job_ran_short(dir, NULL)) {
+		geak_trace(s, "the timing ran out of GPU memory; the candidate stays untimed");
+		geak_eval_note(ev, GEAK_NOTE_PERF_FAILED);
+		json_decref(resp);
+		return 0;
+	}
+	if (ended_badly(ev, resp, GEAK_STAGE_PERF)) {
+		ev->exec = 0;
+		json_decref(resp);
+		return 0;
+	}
+	json_decref(resp);
+	t0 = geak_now(), w0 = s->lock_wait;
+	if (judge(s, p, dir, nonce, "timed", ev, err, errlen) < 0)
+		return -1;
+	add_phase(ev, GEAK_PHASE_JUDGE, t0, s, w0);
+	if (!ev->exec)
+		return 0;
+	cand = geak_job_load(dir, GEAK_FILE_TIMING, ev->refused, sizeof ev->refused);
+	if (tampered(ev, GEAK_STAGE_PERF)) {
+		json_decref(cand);
+		return 0;
+	}
+	ev->phases[GEAK_PHASE_PREPARE] = json_number_value(geak_get(cand, "spent.prepare"));
+	ev->phases[GEAK_PHASE_PERF_ALONE] = json_number_value(geak_get(cand, "spent.alone"));
+	ev->phases[GEAK_PHASE_PERF_TUNING] = json_number_value(geak_get(cand, "spent.tuning"));
+	ev->phases[GEAK_PHASE_PERF_TIMED] = json_number_value(geak_get(cand, "spent.timed"));
+	ev->phases[GEAK_PHASE_PERF_PROFILE] = json_number_value(geak_get(cand, "spent.profile"));
+	apply_timing(ev, p, cand);
+	if (geak_eopt.profile)
+		take_kernel_profile(ev, cand);
+	geak_profile_keep_pins(p, cand);
+	ev->stage = GEAK_STAGE_DONE;
+	json_decref(cand);
+	return 0;
+}
+
+/* ---- the cascade ---- */
+
+static int
+wants_timing(const struct geak_slot *s, json_t *plan)
+{
+	return s->gpu && !geak_eopt.no_perf && json_is_object(json_object_get(plan, GEAK_PLAN_PERFCHK));
+}
+
+static int
+skipped(json_t *skip, const char *key)
+{
+	json_t *k;
+	size_t i;
+
+	json_array_foreach(skip, i, k)
+		if (json_is_string(k) && !strcmp(json_string_value(k), key))
+			return 1;
+	return 0;
+}
+
+/* How large a case is: the bytes it moves by its perf script's count,
+ * then its operations, then the bytes of its inputs. */
+static double
+case_size(json_t *c, int by)
+{
+	json_t *counts = json_object_get(c, "counts");
+
+	switch (by) {
+	case 0: return json_number_value(json_object_get(counts, "gbps"));
+	case 1: return json_number_value(json_object_get(counts, "tflops"));
+	default: return json_number_value(json_object_get(c, "bytes"));
+	}
+}
+
+/* The largest case the reference passed and the candidate is timed on,
+ * for --profile; NULL when there is none. */
+static const char *
+profile_case(json_t *prof, json_t *skip)
+{
+	json_t *cases = json_object_get(prof, "cases"), *c;
+	size_t i;
+
+	for (int by = 0; by < 3; by++) {
+		const char *best = NULL;
+		double size = 0;
+		json_array_foreach(cases, i, c) {
+			const char *key = geak_get_str(c, "key");
+			if (!key || !json_is_true(json_object_get(c, "ok")) || skipped(skip, key))
+				continue;
+			if (case_size(c, by) > size)
+				size = case_size(c, by), best = key;
+		}
+		if (best)
+			return best;
+	}
+	const char *last = NULL;
+	json_array_foreach(cases, i, c) { /* no sizes at all: the last, as suites grow them */
+		const char *key = geak_get_str(c, "key");
+		if (key && json_is_true(json_object_get(c, "ok")) && !skipped(skip, key))
+			last = key;
+	}
+	return last;
+}
+
+static void
+plan_timing(json_t *plan, struct geak_profile *p, const struct geak_slot *s)
+{
+	json_t *skip = geak_get(plan, "perf.skip");
+	json_t *t = json_pack("{s:I, s:O}", GEAK_PLAN_REPS, (json_int_t)geak_eopt.reps, GEAK_PLAN_SKIP,
+	    skip ? skip : json_array());
+	json_t *pins = geak_profile_pins(p);
+
+	if (pins)
+		json_object_set_new(t, GEAK_PLAN_PINS, pins);
+	if (geak_eopt.profile && profile_case(geak_profile_json(p), skip)) {
+		json_t *kp = json_pack("{s:s}", "case", profile_case(geak_profile_json(p), skip));
+		/* Half the run's allowance: the timing gets all of it, and must
+		 * never run out of it for the profiler's sake. */
+		json_object_set_new(kp, "counters", geak_eopt.ncu ? json_pack("{s:s, s:f}", "path",
+		    geak_eopt.ncu, "timeout", geak_timeout_s(s) / 2)
+		    : json_pack("{s:s}", "message", geak_eopt.counters_why ? geak_eopt.counters_why
+		    : "no hardware counters"));
+		json_object_set_new(t, GEAK_PLAN_KPROFILE, kp);
+	}
+	json_object_set_new(plan, GEAK_PLAN_TIMING, t);
+}
+
+static void
+mode_notes(struct geak_eval *ev, json_t *prof)
+{
+	json_t *c;
+	size_t i;
+
+	if (json_is_false(json_object_get(prof, "poison")))
+		geak_eval_note(ev, GEAK_NOTE_NO_POISON);
+	if (json_is_true(json_object_get(prof, "one_call")))
+		geak_eval_note(ev, GEAK_NOTE_ONE_CALL);
+	if (json_is_string(json_object_get(prof, "perf_error")))
+		geak_eval_note(ev, GEAK_NOTE_REFERENCE_PERF_FAILED);
+	json_array_foreach(json_object_get(prof, "cases"), i, c)
+		if (!json_is_true(json_object_get(c, "ok")))
+			geak_eval_note(ev, GEAK_NOTE_REFERENCE_PERF_FAILED);
+}
+
+int
+geak_evaluate(struct geak_slot *s, json_t *rec, json_t *spec, struct geak_eval *ev,
+    char *err, size_t errlen)
+{
+	struct geak_profile *p;
+	json_t *findings, *refspec, *jobspec, *plan, *extra, *resp;
+	char *dir, nonce[33];
+	double t0 = geak_now(), w0;
+	int timed, r = -1;
+
+	s->lock_wait = 0;
+	s->oom_retries = 0;
+	if (strcmp(geak_eopt.static_mode, "off")) {
+		if (!(findings = static_findings(s, rec, err, errlen)))
+			return -1;
+		int rejected = apply_static(ev, findings);
+		json_decref(findings);
+		add_phase(ev, GEAK_PHASE_STATIC, t0, s, 0);
+		if (rejected)
+			return 0;
+	}
+	t0 = geak_now(), w0 = s->lock_wait;
+	refspec = geak_reference_spec(spec, rec);
+	s->gpu_peak_mib = 0; /* a calibration's need is not known */
+	p = geak_profile_get(s, refspec, &ev->phases[GEAK_PHASE_REFERENCE], err, errlen);
+	json_decref(refspec);
+	if (!p)
+		return -1;
+	s->gpu_peak_mib = geak_profile_gpu_mib(p);
+	if (geak_profile_error(p)) {
+		snprintf(err, errlen, "%s", geak_profile_error(p));
+		return -1;
+	}
+	mode_notes(ev, geak_profile_json(p));
+	plan = geak_profile_plan(p);
+	timed = wants_timing(s, plan);
+	if (timed)
+		plan_timing(plan, p, s);
+	dir = geak_job_dir("cand-");
+	jobspec = geak_json_copy(spec);
+	json_object_set(jobspec, "code", json_object_get(rec, "code"));
+	geak_job_dump(jobspec, dir, GEAK_FILE_JOB);
+	json_decref(jobspec);
+	geak_nonce(nonce);
+	extra = json_pack("{s:o}", GEAK_REQ_PLAN, plan);
+	t0 = geak_now(), w0 = s->lock_wait;
+	resp = timed ? geak_job_start(s, GEAK_OP_RUN, dir, nonce, extra, err, errlen)
+	    : geak_job(s, GEAK_W_RUN, GEAK_GPU_SHARED, GEAK_OP_RUN, dir, nonce,
+	    extra, err, errlen);
+	json_decref(extra);
+	if (!resp)
+		goto out;
+	add_phase(ev, GEAK_PHASE_CALL, t0, s, w0);
+	run_split(ev, dir);
+	sandbox_info(ev, s, resp);
+	take_tails(ev, dir);
+	if (tampered(ev, GEAK_STAGE_CALL) || (!s->pending && ended_badly(ev, resp, GEAK_STAGE_CALL))) {
+		r = 0;
+		goto out;
+	}
+	t0 = geak_now(), w0 = s->lock_wait;
+	if (judge(s, p, dir, nonce, "run", ev, err, errlen) < 0)
+		goto out;
+	add_phase(ev, GEAK_PHASE_JUDGE, t0, s, w0);
+	if (ev->reason && !strcmp(ev->reason, "harness")) {
+		snprintf(err, errlen, "%s", ev->message ? ev->message : "the judge failed");
+		goto out;
+	}
+	r = 0;
+	if (s->pending && ev->exec)
+		r = timing(s, p, dir, nonce, ev, err, errlen);
+	else if (ev->exec && s->gpu && geak_eopt.no_perf)
+		geak_eval_note(ev, GEAK_NOTE_PERF_SKIPPED);
+	if (ev->exec && geak_eopt.profile && !ev->profile)
+		ev->profile = profile_absent(!s->gpu ? "no profiler: the CPU mode (Triton's "
+		    "interpreter) has no device timeline to profile" : geak_eopt.no_perf ?
+		    "not profiled: --no-perf" : "not profiled: the task has no performance case");
+out:
+	if (s->pending) {
+		char stop_err[256]; /* err may hold why we stop */
+		json_decref(geak_job_go(s, 0, stop_err, sizeof stop_err));
+	}
+	json_decref(resp);
+	ev->phases[GEAK_PHASE_LOCK_WAIT] = s->lock_wait;
+	if (s->oom_retries)
+		geak_eval_note(ev, GEAK_NOTE_OOM_RETRY);
+	geak_job_drop(dir);
+	return r;
+}

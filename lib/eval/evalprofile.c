@@ -1,0 +1,324 @@
+/* evalprofile.c: the tasks' reference profiles. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "eval/evalcache.h"
+#include "eval/evalprofile.h"
+#include "eval/harness.h"
+#include "record.h"
+#include "runner.h"
+#include "util.h"
+
+/* How many runs' time a calibration may take: its processes (see
+ * geakh/calibrate.py) each get a run's allowance, the resampling more. */
+#define CALIBRATION_RUNS 12
+
+struct geak_profile {
+	char key[65];
+	char *dir;
+	json_t *profile;          /* profile.json */
+	char *error;              /* the reference cannot be calibrated: why */
+	json_t *refspec;
+	int busy;                 /* a slot is calibrating it */
+	int ready;
+	pthread_cond_t cv;
+	struct geak_profile *next;
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct geak_profile *profiles;
+
+const char *
+geak_profile_error(const struct geak_profile *p)
+{
+	return p->error;
+}
+
+const char *
+geak_profile_dir(const struct geak_profile *p)
+{
+	return p->dir;
+}
+
+json_t *
+geak_profile_json(const struct geak_profile *p)
+{
+	return p->profile;
+}
+
+long
+geak_profile_gpu_mib(const struct geak_profile *p)
+{
+	json_t *mib = json_object_get(p->profile, "gpu_mib");
+
+	return json_is_integer(mib) && json_integer_value(mib) > 0 ? (long)json_integer_value(mib) : 0;
+}
+
+json_t *
+geak_profile_plan(const struct geak_profile *p)
+{
+	json_t *plan = json_object_get(p->profile, "candidate_plan");
+
+	return plan ? geak_json_copy(plan) : json_object();
+}
+
+static struct geak_profile *
+find_or_add(const char *key, json_t *refspec)
+{
+	struct geak_profile *p;
+
+	for (p = profiles; p; p = p->next)
+		if (!strcmp(p->key, key))
+			return p;
+	p = geak_xcalloc(1, sizeof *p);
+	snprintf(p->key, sizeof p->key, "%s", key);
+	p->refspec = json_incref(refspec);
+	pthread_cond_init(&p->cv, NULL);
+	p->next = profiles;
+	profiles = p;
+	return p;
+}
+
+/* The profile in dir: 0 when there is one (ok or failed), -1 when none. */
+static int
+read_profile(struct geak_profile *p, const char *dir)
+{
+	json_t *prof = geak_job_load(dir, GEAK_FILE_PROFILE, NULL, 0);
+
+	if (!json_is_object(prof)) {
+		json_decref(prof);
+		return -1;
+	}
+	p->profile = prof;
+	p->dir = geak_xstrdup(dir);
+	if (!json_is_true(json_object_get(prof, "ok"))) {
+		const char *why = json_string_value(json_object_get(prof, "error"));
+		p->error = geak_xstrdup(why ? why : "the reference could not be calibrated");
+	}
+	return 0;
+}
+
+/* A failed calibration is kept on disk only where the reference itself
+ * fails: a timeout or a crash may not come again. */
+static int
+keepable(json_t *prof)
+{
+	const char *kind = json_string_value(json_object_get(prof, "kind"));
+
+	return json_is_true(json_object_get(prof, "ok")) || (kind && !strcmp(kind, "reference"));
+}
+
+/* What of a calibration's folder makes the profile: its job wrote there,
+ * and may have left anything else beside them. */
+static const char *const profile_files[] = { GEAK_FILE_PROFILE, "profile.pt", NULL };
+
+/* name copied from the job's folder from to the folder to (ours); 0, or
+ * -1 with err set.  One the job did not leave is not copied. */
+static int
+copy_out(const char *from, const char *name, const char *to, char *err, size_t errlen)
+{
+	unsigned long long cap = (unsigned long long)geak_eopt.file_limit_mib << 20, done = 0;
+	struct stat st;
+	int in = geak_open_untrusted(from, name, &st), out = -1, saved = 0;
+	char buf[65536], *path = geak_xasprintf("%s/%s", to, name);
+	ssize_t n;
+
+	if (in < 0 && errno == ENOENT) {
+		free(path);
+		return 0;
+	}
+	if (in >= 0 && (unsigned long long)st.st_size <= cap)
+		out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	else if (in >= 0)
+		errno = EFBIG;
+	while (out >= 0 && (n = read(in, buf, sizeof buf)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (done += (unsigned long long)n) > cap ||
+		    geak_write_all(out, buf, (size_t)n) < 0) {
+			saved = n < 0 || done <= cap ? errno : EFBIG;
+			break;
+		}
+	}
+	if (out >= 0 && close(out) < 0 && !saved)
+		saved = errno;
+	if (in < 0 || out < 0)
+		saved = errno;
+	if (in >= 0)
+		close(in);
+	if (saved)
+		snprintf(err, errlen, "the reference's %s cannot be kept: %s", name,
+		    in < 0 || saved == EFBIG ? geak_untrusted_why(saved) : strerror(saved));
+	free(path);
+	return saved ? -1 : 0;
+}
+
+/* The profile in the calibration's folder tmp, copied to base/KEY; 0, or
+ * -1 with err set.  Two evaluators may calibrate one task at once:
+ * either profile is good, and the one kept first is taken. */
+static int
+keep_profile(struct geak_profile *p, const char *tmp, const char *base, char *err, size_t errlen)
+{
+	char *out = geak_mkdirs(base, 0700) < 0 ? NULL : geak_mkworkdir(base, "profile-");
+	char *dir = geak_xasprintf("%s/%s", base, p->key);
+	int r = 0;
+
+	if (!out) {
+		snprintf(err, errlen, "cannot make a directory in %s: %s", base, strerror(errno));
+		free(dir);
+		return -1;
+	}
+	for (const char *const *f = profile_files; *f && r == 0; f++)
+		r = copy_out(tmp, *f, out, err, errlen);
+	if (r == 0 && rename(out, dir) == 0)
+		*out = '\0';
+	if (*out)
+		geak_rmtree(out);
+	if (r == 0 && read_profile(p, dir) < 0) {
+		snprintf(err, errlen, "the reference's profile in %s cannot be read", dir);
+		r = -1;
+	}
+	free(out), free(dir);
+	return r;
+}
+
+/* The reference calibrated in a folder of the run's own, thrown away
+ * after: only the profile's files leave it. */
+static int
+calibrate(struct geak_slot *s, struct geak_profile *p, const char *base, char *err, size_t errlen)
+{
+	char *tmp = geak_job_dir("calibrate-"), nonce[33], why[256] = "";
+	json_t *extra, *resp, *prof;
+	double budget = geak_timeout_s(s) + geak_eopt.compile_s;
+	int r = 0;
+
+	geak_job_dump(p->refspec, tmp, GEAK_FILE_JOB);
+	geak_nonce(nonce);
+	extra = json_pack("{s:f, s:O, s:f, s:f}", GEAK_REQ_BUDGET, budget, GEAK_REQ_PERF,
+	    json_object_get(p->refspec, "perf_checked"), GEAK_REQ_TIMEOUT, budget * CALIBRATION_RUNS,
+	    GEAK_REQ_COMPILE, geak_eopt.compile_s);
+	resp = geak_job(s, GEAK_W_RUN, GEAK_GPU_SHARED, GEAK_OP_CALIBRATE, tmp, nonce, extra, err, errlen);
+	json_decref(extra);
+	if (!resp) {
+		geak_job_drop(tmp);
+		return -1;
+	}
+	prof = geak_job_load(tmp, GEAK_FILE_PROFILE, why, sizeof why);
+	if (!geak_job_nonce_ok(prof, nonce)) {
+		char gist[1024];
+		geak_job_gist(tmp, gist, sizeof gist);
+		snprintf(err, errlen, "the reference's calibration ended with %s%s%s%s",
+		    geak_job_status(resp), strcmp(geak_job_status(resp), "timeout") ? "" : " (see --timeout)",
+		    *why || *gist ? ": " : "", *why ? why : gist);
+		r = -1;
+	} else if (keepable(prof)) {
+		r = keep_profile(p, tmp, base, err, errlen);
+	} else {
+		/* Not kept: a failure that may not come again, known to this run. */
+		const char *msg = json_string_value(json_object_get(prof, "error"));
+		p->error = geak_xstrdup(msg ? msg : "the reference could not be calibrated");
+		p->profile = json_incref(prof);
+	}
+	json_decref(prof), json_decref(resp);
+	geak_job_drop(tmp);
+	return r;
+}
+
+struct geak_profile *
+geak_profile_get(struct geak_slot *s, json_t *refspec, double *seconds, char *err, size_t errlen)
+{
+	char key[65], *base, *dir;
+	struct geak_profile *p;
+	int r = 0;
+	double t0 = geak_now();
+
+	geak_cache_key(refspec, key);
+	pthread_mutex_lock(&mu);
+	p = find_or_add(key, refspec);
+	while (p->busy)
+		pthread_cond_wait(&p->cv, &mu);
+	if (p->ready) {
+		pthread_mutex_unlock(&mu);
+		return p;
+	}
+	p->busy = 1;
+	pthread_mutex_unlock(&mu);
+	base = geak_eopt.no_cache ? geak_xasprintf("%s/profile", geak_eopt.scratch)
+	    : geak_xasprintf("%s/profile", geak_eopt.cache_dir);
+	dir = geak_xasprintf("%s/%s", base, key);
+	if (read_profile(p, dir) < 0) {
+		geak_trace(s, "calibrating the reference");
+		r = calibrate(s, p, base, err, errlen);
+		*seconds += geak_now() - t0;
+	}
+	free(dir);
+	free(base);
+	pthread_mutex_lock(&mu);
+	p->busy = 0;
+	p->ready = r == 0;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&mu);
+	return r == 0 ? p : NULL;
+}
+
+/* ---- the reference's autotuner choices ---- */
+
+json_t *
+geak_profile_pins(const struct geak_profile *p)
+{
+	json_t *pins = p->dir ? geak_job_load(p->dir, "pins.json", NULL, 0) : NULL;
+
+	if (!json_is_object(pins)) {
+		json_decref(pins);
+		return NULL;
+	}
+	return pins;
+}
+
+void
+geak_profile_keep_pins(const struct geak_profile *p, json_t *timing)
+{
+	json_t *pins, *c, *x, *old = p->dir ? geak_profile_pins(p) : NULL;
+	size_t i;
+	char *tmp, *path;
+
+	if (!p->dir || old) {
+		json_decref(old);
+		return;
+	}
+	pins = json_object();
+	json_array_foreach(json_object_get(timing, "cases"), i, c) {
+		const char *key = geak_get_str(c, "key");
+		x = json_object_get(c, "ref_choices");
+		if (key && json_is_array(x) && json_array_size(x))
+			json_object_set(pins, key, x);
+	}
+	tmp = geak_xasprintf("%s/pins.json.%ld.tmp", p->dir, (long)getpid());
+	path = geak_xasprintf("%s/pins.json", p->dir);
+	if (json_object_size(pins) && json_dump_file(pins, tmp, JSON_COMPACT) == 0)
+		rename(tmp, path);
+	unlink(tmp);
+	free(tmp), free(path);
+	json_decref(pins);
+}
+
+void
+geak_profiles_free(void)
+{
+	while (profiles) {
+		struct geak_profile *p = profiles;
+		profiles = p->next;
+		free(p->dir);
+		free(p->error);
+		json_decref(p->profile);
+		json_decref(p->refspec);
+		pthread_cond_destroy(&p->cv);
+		free(p);
+	}
+}
