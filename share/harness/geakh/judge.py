@@ -300,6 +300,7 @@ class Judge:
         for o in outs:
             if values.is_opaque(o):
                 raise Verdict("perf", "cheat", f"{what}: an output is not a plain tensor")
+            _check_inputs_kept(o, t["canon"], what)
         try:
             self.judge_outputs([(o, t["canon"], t["mask"], ref, what) for o in outs])
         except Verdict as v:
@@ -345,6 +346,19 @@ class Judge:
 # than two timings of one kernel differ by noise, less than the gap that
 # a call keyed on its inputs, or on the order of the calls, makes.
 RECHECK_AGREE = 0.5
+
+
+def _check_inputs_kept(out, canon, what):
+    """A performance case's call may change only the inputs that the
+    reference's calls change: any other write lands outside the outputs
+    (past an output's end, or into an input), whichever tensor the
+    allocator put there."""
+    if not isinstance(out, dict) or not isinstance(canon, dict):
+        return
+    extra = sorted(set(out.get("args") or {}) - set(canon.get("args") or {}), key=str)
+    if extra:
+        raise Verdict("perf", "mismatch", f"{what}: the call changed its argument {extra[0]} "
+                      "in place; the reference's calls do not")
 
 
 def _confirmed(case):
