@@ -122,7 +122,7 @@ deps:
 	@TORCH='$(TORCH)' TORCH_INDEX='$(TORCH_INDEX)' sh share/setup/deps.sh
 
 # The loop drivers, installed as commands (geak-slurm runs geak-loop).
-DRIVERS = examples/loop.sh=geak-loop examples/parallel.sh=geak-parallel bin/geak-slurm.sh=geak-slurm
+DRIVERS = bin/geak-loop.sh=geak-loop bin/geak-parallel.sh=geak-parallel bin/geak-slurm.sh=geak-slurm
 # The Python an installed geak-eval runs its harness with, when neither
 # --python nor GEAK_PYTHON says: this, else GEAK_PYTHON as make install
 # runs, else this tree's .venv (by the venv's own path, which it needs),
