@@ -21,7 +21,7 @@
 #include "eval/evalcheck.h"
 #include "eval/evaljob.h"
 #include "eval/evalprofile.h"
-#include "eval/gpu.h"
+#include "gpu.h"
 #include "eval/gpulock.h"
 #include "progress.h"
 #include "eval/pyenv.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "eval/evalcheck.h"
-#include "eval/gpu.h"
+#include "gpu.h"
 #include "record.h"
 #include "util.h"
 
