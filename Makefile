@@ -63,6 +63,12 @@ $(BUILD_STAMP): FORCE
 lib/%.o: lib/%.c $(LIBHDR) $(BUILD_STAMP)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# The secret-name rule's one copy, shared with the harness: one C string
+# a mark.
+lib/secretmarks.h: share/harness/secret-marks
+	sed -n 's/^\([A-Z][A-Z]*\)$$/	"\1",/p' share/harness/secret-marks > $@.tmp && mv -f $@.tmp $@
+lib/secrets.o: lib/secretmarks.h
+
 lib/libgeak.a: $(LIBOBJ)
 	rm -f $@
 	$(AR) rcs $@ $(LIBOBJ)
@@ -157,7 +163,8 @@ uninstall:
 	for m in $(notdir $(MAN7)); do rm -f $(DESTDIR)$(MANDIR)/man7/$$m; done
 
 clean:
-	rm -f $(TOOLS) $(UNIT) $(HELPERS) lib/*.o lib/*/*.o lib/libgeak.a tests/fuzz/fuzz-record $(BUILD_STAMP)
+	rm -f $(TOOLS) $(UNIT) $(HELPERS) lib/*.o lib/*/*.o lib/libgeak.a lib/secretmarks.h \
+		tests/fuzz/fuzz-record $(BUILD_STAMP)
 
 FORCE:
 

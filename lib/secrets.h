@@ -18,8 +18,8 @@
 
 /* A variable's name (or a "NAME=value" entry) that looks like a
  * credential: one holding any of geak_secret_marks (NULL-terminated),
- * case aside.  This is the one rule; geak-eval passes the marks on to
- * its harness (geakh/sandbox.py). */
+ * case aside: the marks of share/harness/secret-marks, which the
+ * harness checks its jobs' environment by (geakh/sandbox.py). */
 extern const char *const geak_secret_marks[];
 int geak_env_is_secret(const char *name);
 

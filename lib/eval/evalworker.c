@@ -12,7 +12,6 @@
 
 #include "eval/evalworker.h"
 #include "eval/sandbox.h"
-#include "secrets.h"
 #include "util.h"
 
 /* What the worker's environment keeps from ours: the toolchain and GPU
@@ -308,18 +307,6 @@ free_strv(char **v)
 	free(v);
 }
 
-/* The secret-name rule (secrets.h), for the jobs to check their own
- * environment by: one rule, not a copy of it in Python. */
-static json_t *
-secret_marks(void)
-{
-	json_t *a = json_array();
-
-	for (const char *const *m = geak_secret_marks; *m; m++)
-		json_array_append_new(a, json_string(*m));
-	return a;
-}
-
 /* What the jobs are told of their sandbox (geakh/sandbox.py). */
 static char *
 sandbox_conf(const struct geak_worker *w, const struct geak_worker_opts *o, char **rw)
@@ -356,7 +343,6 @@ sandbox_conf(const struct geak_worker *w, const struct geak_worker_opts *o, char
 			json_array_append_new(ro, json_string(ro_paths[i]));
 		json_object_set_new(c, "ro", ro);
 	}
-	json_object_set_new(c, "secret_marks", secret_marks());
 	s = json_dumps(c, JSON_COMPACT);
 	json_decref(c);
 	if (!s)

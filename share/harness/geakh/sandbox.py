@@ -28,7 +28,7 @@ leave, so that what the job holds in all stays within the limit.
 and returns the letters of those applied; the relay adds P for the PID
 namespace and restrict_writes (Landlock) gives L.  geak-eval passes its
 settings in GEAK_SANDBOX (JSON: uid, gid, cgroup, cgroup_host, memory,
-memory_cgroup, procs, pids_cgroup, hide, ro, secret_marks).
+memory_cgroup, procs, pids_cgroup, hide, ro).
 """
 import ctypes
 import errno
@@ -474,11 +474,21 @@ def restrict_writes(dirs):
 
 # ---- the names of secrets ------------------------------------------------------
 
+# The marks of a credential's name, one a line: geak-eval's own rule
+# (lib/secrets.c is built from this file).
+SECRET_MARKS_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                 "secret-marks")
+
+
+def secret_marks():
+    with open(SECRET_MARKS_FILE) as fp:
+        return [ln.strip() for ln in fp if ln.strip() and not ln.startswith("#")]
+
+
 def secret_names():
     """Names in the environment that look like credentials (must be none):
-    those holding one of the marks geak-eval passes (secret_marks, its
-    own rule's), case aside."""
-    marks = CONF.get("secret_marks") or ()
+    those holding one of secret_marks(), case aside."""
+    marks = secret_marks()
     return sorted(n for n in os.environ if any(m in n.upper() for m in marks))
 
 
