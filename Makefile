@@ -63,6 +63,12 @@ $(BUILD_STAMP): FORCE
 lib/%.o: lib/%.c $(LIBHDR) $(BUILD_STAMP)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# The secret-name rule's one copy, shared with the harness: one C string
+# a mark.
+lib/secretmarks.h: share/harness/secret-marks
+	sed -n 's/^\([A-Z][A-Z]*\)$$/	"\1",/p' share/harness/secret-marks > $@.tmp && mv -f $@.tmp $@
+lib/secrets.o: lib/secretmarks.h
+
 lib/libgeak.a: $(LIBOBJ)
 	rm -f $@
 	$(AR) rcs $@ $(LIBOBJ)
@@ -122,7 +128,7 @@ deps:
 	@TORCH='$(TORCH)' TORCH_INDEX='$(TORCH_INDEX)' sh share/setup/deps.sh
 
 # The loop drivers, installed as commands (geak-slurm runs geak-loop).
-DRIVERS = examples/loop.sh=geak-loop examples/parallel.sh=geak-parallel bin/geak-slurm.sh=geak-slurm
+DRIVERS = bin/geak-loop.sh=geak-loop bin/geak-parallel.sh=geak-parallel bin/geak-slurm.sh=geak-slurm
 # The Python an installed geak-eval runs its harness with, when neither
 # --python nor GEAK_PYTHON says: this, else GEAK_PYTHON as make install
 # runs, else this tree's .venv (by the venv's own path, which it needs),
@@ -157,7 +163,8 @@ uninstall:
 	for m in $(notdir $(MAN7)); do rm -f $(DESTDIR)$(MANDIR)/man7/$$m; done
 
 clean:
-	rm -f $(TOOLS) $(UNIT) $(HELPERS) lib/*.o lib/*/*.o lib/libgeak.a tests/fuzz/fuzz-record $(BUILD_STAMP)
+	rm -f $(TOOLS) $(UNIT) $(HELPERS) lib/*.o lib/*/*.o lib/libgeak.a lib/secretmarks.h \
+		tests/fuzz/fuzz-record $(BUILD_STAMP)
 
 FORCE:
 

@@ -13,6 +13,7 @@
 #include "bench/owntask.h"
 #include "prompt.h"
 #include "eval/pyenv.h"
+#include "eval/sandbox.h"
 #include "bench/pysig.h"
 #include "record.h"
 #include "recpool.h"

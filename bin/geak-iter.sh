@@ -26,7 +26,7 @@
 # a step are kept in OUT.journal until OUT is written (--journal, see
 # geak-gen(1)), so that a step run again asks only what it has no answer
 # to.  The folder of OUT is locked (flock(1) on its .geak.lock) while the
-# step runs, unless GEAK_LOCKED names it, as loop.sh does for the folder
+# step runs, unless GEAK_LOCKED names it, as geak-loop does for the folder
 # it holds: a second step there fails at once, and clearly.
 #
 # On SIGTERM or SIGINT the stages are sent SIGTERM and waited for (they

@@ -121,15 +121,15 @@ above0() {
 	[ "$2" -gt 0 ] || usage_fail "$1: want a whole number above 0, not '$2'"
 }
 
-# The loop: geak-loop where installed, else the tree's examples/loop.sh;
+# The loop: geak-loop where installed, else the tree's bin/geak-loop.sh;
 # GEAK_LOOP names another.
 find_loop() {
 	if [ -n "${GEAK_LOOP:-}" ]; then
 		loop=$GEAK_LOOP
 	elif [ -x "$here/geak-loop" ]; then
 		loop=$here/geak-loop
-	elif [ -x "$here/../examples/loop.sh" ]; then
-		loop=$(cd "$here/../examples" && pwd)/loop.sh
+	elif [ -x "$here/geak-loop.sh" ]; then
+		loop=$here/geak-loop.sh
 	else
 		die "no geak-loop next to $self (set GEAK_LOOP)"
 	fi

@@ -88,7 +88,7 @@ export GEAK_OPT_FLAGS
 
 # The loop runs in the background so that a signal reaches this shell,
 # which passes it on and waits for the loop to stop.
-examples/loop.sh -v -i 3 -o "$out" examples/demo/task.jsonl &
+bin/geak-loop.sh -v -i 3 -o "$out" examples/demo/task.jsonl &
 loop=$!
 trap 'kill -TERM $loop 2>/dev/null' TERM INT
 while :; do

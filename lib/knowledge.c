@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "eval/gpu.h"
+#include "gpu.h"
 #include "knowledge.h"
 #include "util.h"
 

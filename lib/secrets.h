@@ -16,6 +16,13 @@
 /* What a redacted value becomes: "[redacted:NAME]". */
 #define GEAK_REDACTED "[redacted:"
 
+/* A variable's name (or a "NAME=value" entry) that looks like a
+ * credential: one holding any of geak_secret_marks (NULL-terminated),
+ * case aside: the marks of share/harness/secret-marks, which the
+ * harness checks its jobs' environment by (geakh/sandbox.py). */
+extern const char *const geak_secret_marks[];
+int geak_env_is_secret(const char *name);
+
 void geak_secrets_take(void);
 /* Fingerprint a credential the tool keeps and uses (an API key, named by
  * its variable), so that geak_redact finds it in what a server sends

@@ -1,4 +1,5 @@
 /* util.c: messages, dying allocators, buffers, small file helpers. */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <sys/stat.h>
 
 #include "util.h"
@@ -665,4 +667,182 @@ geak_untrusted_why(int err)
 	case EFBIG: return "it is larger than geak-eval reads";
 	default: return strerror(err);
 	}
+}
+
+/* ---- private directories ---- */
+
+static const char *
+tmp_parent(const char *parent)
+{
+	const char *tmp = parent;
+
+	if (!tmp || !*tmp)
+		tmp = getenv("TMPDIR");
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	return tmp;
+}
+
+char *
+geak_mkworkdir(const char *parent, const char *prefix)
+{
+	const char *tmp = tmp_parent(parent);
+	char *path;
+
+	path = geak_xasprintf("%s/%sXXXXXX", tmp, prefix ? prefix : "geak-");
+	if (!mkdtemp(path)) {
+		int saved = errno;
+		free(path);
+		errno = saved;
+		return NULL;
+	}
+	return path;
+}
+
+static int
+unlock_dir(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st, (void)ftw;
+	if (type == FTW_D || type == FTW_DNR)
+		chmod(path, 0700);
+	return 0;
+}
+
+static int
+remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st, (void)type, (void)ftw;
+	if (remove(path) < 0 && errno != ENOENT)
+		return -1;
+	return 0;
+}
+
+int
+geak_rmtree(const char *path)
+{
+	/* Untrusted code may have left directories unreadable: open them up
+	 * first, then delete depth-first, never following links. */
+	nftw(path, unlock_dir, 32, FTW_PHYS);
+	return nftw(path, remove_one, 32, FTW_PHYS | FTW_DEPTH);
+}
+
+/* ---- what a killed run leaves ---- */
+
+/* The start time of process pid (clock ticks since boot), from
+ * /proc/PID/stat; 0, -1 (errno ENOENT: no such process). */
+static int
+start_time(long pid, unsigned long long *start)
+{
+	char path[64], *s, *p, *save = NULL;
+	int r = -1, field = 3;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	if (!(s = geak_read_file(path, NULL)))
+		return -1;
+	/* Field 22; the name in field 2 may hold spaces and parentheses. */
+	p = strrchr(s, ')');
+	for (char *t = p ? strtok_r(p + 1, " ", &save) : NULL; t; t = strtok_r(NULL, " ", &save))
+		if (field++ == 22) {
+			r = sscanf(t, "%llu", start) == 1 ? 0 : -1;
+			break;
+		}
+	free(s);
+	if (r < 0)
+		errno = EINVAL;
+	return r;
+}
+
+static int
+pid_ns(unsigned long long *ns)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/pid", &st) < 0)
+		return -1;
+	*ns = (unsigned long long)st.st_ino;
+	return 0;
+}
+
+int
+geak_proc_ident(char out[GEAK_IDENT_MAX])
+{
+	unsigned long long start, ns;
+
+	if (start_time((long)getpid(), &start) < 0 || pid_ns(&ns) < 0)
+		return -1;
+	snprintf(out, GEAK_IDENT_MAX, "%ld-%llu-%llu", (long)getpid(), start, ns);
+	return 0;
+}
+
+int
+geak_proc_ident_gone(const char *ident)
+{
+	long pid;
+	unsigned long long start, ns, now, our_ns;
+	int used = 0;
+
+	if (sscanf(ident, "%ld-%llu-%llu%n", &pid, &start, &ns, &used) != 3 || pid <= 0 ||
+	    (ident[used] && ident[used] != '\n' && ident[used] != '.'))
+		return 0;
+	if (pid_ns(&our_ns) < 0 || ns != our_ns)
+		return 0;
+	if (start_time(pid, &now) < 0)
+		return errno == ENOENT;
+	return now != start;
+}
+
+int
+geak_workdir_claim(const char *dir)
+{
+	char ident[GEAK_IDENT_MAX], *path, *line;
+	int fd, r;
+
+	if (geak_proc_ident(ident) < 0)
+		return -1;
+	path = geak_xasprintf("%s/%s", dir, GEAK_OWNER_FILE);
+	line = geak_xasprintf("%s\n", ident);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	r = fd >= 0 && geak_write_all(fd, line, strlen(line)) == 0 ? 0 : -1;
+	if (fd >= 0 && close(fd) < 0)
+		r = -1;
+	free(path), free(line);
+	return r;
+}
+
+/* 1 when name under parent is a folder of ours whose owner has ended. */
+static int
+dead_workdir(const char *parent, const char *name)
+{
+	char *owner = geak_xasprintf("%s/%s", name, GEAK_OWNER_FILE);
+	char *ident = geak_read_untrusted(parent, owner, GEAK_IDENT_MAX, NULL);
+	struct stat st;
+	int dead = 0;
+
+	if (ident) {
+		char *path = geak_xasprintf("%s/%s", parent, name);
+		dead = lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+		    geak_proc_ident_gone(ident);
+		free(path);
+	}
+	free(owner), free(ident);
+	return dead;
+}
+
+void
+geak_workdir_sweep(const char *parent, const char *prefix)
+{
+	const char *tmp = tmp_parent(parent);
+	DIR *d = opendir(tmp);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)) || !dead_workdir(tmp, e->d_name))
+			continue;
+		char *path = geak_xasprintf("%s/%s", tmp, e->d_name);
+		geak_rmtree(path);
+		free(path);
+	}
+	closedir(d);
 }

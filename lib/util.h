@@ -129,4 +129,30 @@ uint64_t geak_fnv1a(const void *data, size_t len);
 /* Lowercase hex SHA-256 of data, into out[65]. */
 void geak_sha256_hex(const void *data, size_t len, char out[65]);
 
+/* A fresh private directory (mode 0700) under parent (NULL: $TMPDIR or
+ * /tmp); caller frees the path.  geak_rmtree removes it and everything in
+ * it without following symbolic links. */
+char *geak_mkworkdir(const char *parent, const char *prefix);
+int geak_rmtree(const char *path);
+
+/* ---- what a killed run leaves ----
+ *
+ * A process is named by its pid, its start time and its PID namespace
+ * ("PID-START-NS"), so that a later process given the same pid is not
+ * taken for it. */
+#define GEAK_IDENT_MAX 64
+/* This process's name; 0, or -1 where /proc cannot say. */
+int geak_proc_ident(char out[GEAK_IDENT_MAX]);
+/* 1 when the process so named has ended; 0 when it lives, or where that
+ * cannot be told (another PID namespace's, a name not of that form). */
+int geak_proc_ident_gone(const char *ident);
+/* dir (made by geak_mkworkdir) marked as this process's: its file
+ * GEAK_OWNER_FILE names it.  0 or -1. */
+#define GEAK_OWNER_FILE "owner"
+int geak_workdir_claim(const char *dir);
+/* The folders named PREFIX... under parent (NULL: $TMPDIR or /tmp) of
+ * ours whose owner has ended, removed; one without an owner file (made
+ * a moment ago, or by an older version) stays. */
+void geak_workdir_sweep(const char *parent, const char *prefix);
+
 #endif

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 tools=$(cd "$top/bin" && ls geak-*.c 2>/dev/null | sed 's/\.c$//')
 [ -n "$tools" ] || skip_all "no tools built"
-scripts="examples/loop.sh examples/parallel.sh bin/geak-iter.sh examples/demo.sh
+scripts="bin/geak-loop.sh bin/geak-parallel.sh bin/geak-iter.sh examples/demo.sh
 	examples/bench/agent-bench.sh examples/bench/harness-check.sh"
 n=0
 for t in $tools; do n=$((n + 7)); done
@@ -52,9 +52,9 @@ for s in $scripts; do
 	sh "$top/$s" --no-such-option > /dev/null 2>&1 </dev/null
 	check_same "$s: unknown option exits 2" 2 $?
 done
-check_same "loop.sh and parallel.sh --help list the options geak-loop(1) gives them" "" \
-	"$(missing "$top/share/man/geak-loop.1" sh "$top/examples/parallel.sh" | tr ' ' '\n' |
-		grep -v -e --run -e --verbose | tr -d '\n')$(missing "$top/share/man/geak-loop.1" sh "$top/examples/loop.sh" |
+check_same "geak-loop.sh and geak-parallel.sh --help list the options geak-loop(1) gives them" "" \
+	"$(missing "$top/share/man/geak-loop.1" sh "$top/bin/geak-parallel.sh" | tr ' ' '\n' |
+		grep -v -e --run -e --verbose | tr -d '\n')$(missing "$top/share/man/geak-loop.1" sh "$top/bin/geak-loop.sh" |
 		tr ' ' '\n' | grep -v -e --runs -e --jobs | tr -d '\n')"
 check_same "geak(7) lists every tool's letters" "" \
 	"$(for t in $tools; do "$t" --help 2>&1; done | grep -o '^  -[a-zA-Z],' | sort -u | sed 's/^  //; s/,$//' |

@@ -107,8 +107,8 @@ jq -n --rawfile a "$top/share/corpus/softmax.py" --rawfile b "$top/share/corpus/
 # The tasks of one's own that the source tree ships.
 ln -s "$top/examples" examples
 mkdir cmd
-ln -s "$top/examples/loop.sh" cmd/geak-loop
-ln -s "$top/examples/parallel.sh" cmd/geak-parallel
+ln -s "$top/bin/geak-loop.sh" cmd/geak-loop
+ln -s "$top/bin/geak-parallel.sh" cmd/geak-parallel
 ln -s "$top/bin/geak-slurm.sh" cmd/geak-slurm
 PATH=$scratch/cmd:$PATH
 

@@ -18,12 +18,12 @@ not_run='
 make deps check ## make check runs the whole suite, this test among it; make deps installs packages (root, network)
 make deps ## it installs Debian packages and torch (root, network); tests/0014-deps.t runs its choice dry
 geak-gen --check ## it asks the provider server (network, a key)
-examples/loop.sh -i 3 -n 4 -o out/softmax examples/demo/task.jsonl ## it asks a model (a key)
+bin/geak-loop.sh -i 3 -n 4 -o out/softmax examples/demo/task.jsonl ## it asks a model (a key)
 geak-eval < iter-0.jsonl | geak-reflect | geak-opt | geak-retrieve | geak-gen > iter-1.jsonl ## geak-gen asks a model (a key)
 geak-import GEAK-eval > tasks.jsonl ## it reads the benchmark checkout (network)
-examples/loop.sh -i 5 -n 8 --max-cost 20 -o out tasks.jsonl ## it asks a model (a key) on the benchmark tasks
-examples/parallel.sh -R 4 -j 2 -g 0,1 -o par tasks.jsonl ## two GPUs, a key
-geak-select -k 1,2,4 -s summary.json -r report.html par/run-*/evaluated-*.jsonl > best.jsonl ## it reads the runs of parallel.sh (two GPUs, a key)
+bin/geak-loop.sh -i 5 -n 8 --max-cost 20 -o out tasks.jsonl ## it asks a model (a key) on the benchmark tasks
+bin/geak-parallel.sh -R 4 -j 2 -g 0,1 -o par tasks.jsonl ## two GPUs, a key
+geak-select -k 1,2,4 -s summary.json -r report.html par/run-*/evaluated-*.jsonl > best.jsonl ## it reads the runs of geak-parallel (two GPUs, a key)
 geak-retrieve < tasks.jsonl | geak-gen -n 8 -j 16 --record ex.jsonl > cand.jsonl ## geak-gen asks a model (a key)
 geak-eval -g 0,1 -j 8 < cand.jsonl > evaluated.jsonl ## two GPUs
 bin/geak-slurm.sh runs -R 8 -i 10 -o out tasks.jsonl -- --partition=gpu --time=12:00:00 ## a Slurm cluster with GPUs

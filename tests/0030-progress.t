@@ -102,16 +102,16 @@ unset GEAK_BASE_URL GEAK_MODEL GEAK_PROVIDER
 GEAK_PROMPTS=$top/examples/demo/prompts
 GEAK_LLM_FLAGS="--provider openai --model geak-demo-recording --replay $top/examples/demo/replay.jsonl"
 export GEAK_PROMPTS GEAK_LLM_FLAGS
-on_tty loop.log "'$top/examples/loop.sh' -i 2 -o '$scratch/lo' '$top/examples/demo/task.jsonl'"
+on_tty loop.log "'$top/bin/geak-loop.sh' -i 2 -o '$scratch/lo' '$top/examples/demo/task.jsonl'"
 check_same "the loop on a terminal completes" yes "$([ -f lo/best.jsonl ] && echo yes)"
 check_match "its line: the iteration, the step, the stage's progress" \
-	"${CR}${ESC}\\[Kloop.sh: iteration 0 of 2: evaluating \\| eval: 0/1 done" "$(cat loop.log)"
+	"${CR}${ESC}\\[Kgeak-loop: iteration 0 of 2: evaluating \\| eval: 0/1 done" "$(cat loop.log)"
 check_match "the stages' summaries above it, then the loop's" \
-	"${CR}${ESC}\\[Kgeak-eval: 1 evaluated.*${CR}${ESC}\\[Kloop.sh: 2 iterations: [01] of 1 tasks pass, [0-9]+ model calls" \
+	"${CR}${ESC}\\[Kgeak-eval: 1 evaluated.*${CR}${ESC}\\[Kgeak-loop: 2 iterations: [01] of 1 tasks pass, [0-9]+ model calls" \
 	"$(tr '\n' ' ' < loop.log)"
 check_same "the loop's status files are gone with it" "" "$(ls -A lo/.status 2>/dev/null)"
-on_tty par.log "'$top/examples/parallel.sh' -i 1 -R 2 -j 2 -o '$scratch/pa' '$top/examples/demo/task.jsonl'"
+on_tty par.log "'$top/bin/geak-parallel.sh' -i 1 -R 2 -j 2 -o '$scratch/pa' '$top/examples/demo/task.jsonl'"
 check_match "parallel runs: one line for all of them, then pass@k" \
-	"${CR}${ESC}\\[Kparallel.sh: runs [0-2] done, [0-2] running, [0-2] waiting of 2 \\| run [01]: .*parallel.sh: 2 runs of 1 iterations: pass@1 [0-9.]+%, pass@2 " \
+	"${CR}${ESC}\\[Kgeak-parallel: runs [0-2] done, [0-2] running, [0-2] waiting of 2 \\| run [01]: .*geak-parallel: 2 runs of 1 iterations: pass@1 [0-9.]+%, pass@2 " \
 	"$(tr '\n' ' ' < par.log)"
 done_testing

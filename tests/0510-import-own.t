@@ -121,7 +121,7 @@ check_same "an own file among benchmark sources: exit 2, the source named" \
 # ---- the loop over the three, with the scripted model ----
 { cat plain.jsonl; geak-import "$own/row_softplus.py"; cat start.jsonl; } > tasks.jsonl
 start_llm "$own/script.jsonl"
-GEAK_OPT_FLAGS=--unmeasured GEAK_RETRIEVE_FLAGS= "$top/examples/loop.sh" -i 2 -o out tasks.jsonl 2> loop.err
+GEAK_OPT_FLAGS=--unmeasured GEAK_RETRIEVE_FLAGS= "$top/bin/geak-loop.sh" -i 2 -o out tasks.jsonl 2> loop.err
 check_same "the loop runs the three" 0 $?
 check_same "iteration 0: two first attempts and the starting kernel, all correct" \
 	"plain/scale_add first true|kernelbench/row_softplus first true|plain/scale_add_given given true" \

@@ -64,7 +64,7 @@ GEAK_OPT_FLAGS="--max-debug 1 --unmeasured"
 GEAK_RETRIEVE_FLAGS=
 export GEAK_OPT_FLAGS GEAK_RETRIEVE_FLAGS
 
-"$top/examples/loop.sh" -i 3 -o out tasks.jsonl 2> loop.err
+"$top/bin/geak-loop.sh" -i 3 -o out tasks.jsonl 2> loop.err
 check_same "the loop finishes" 0 $?
 A='select(.id == "plain/scaled_softmax")'
 B='select(.id == "plain/double_it")'

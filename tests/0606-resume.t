@@ -21,7 +21,7 @@ check_prompt='Reply with the single word: ok'
 
 # An uninterrupted run, against a server of its own.
 start_llm "$top/examples/demo/script.jsonl" --latency 1
-"$top/examples/loop.sh" -i 3 -o "$scratch/ref" "$task" 2> ref.err
+"$top/bin/geak-loop.sh" -i 3 -o "$scratch/ref" "$task" 2> ref.err
 check_same "the uninterrupted run completes" 0 $?
 kill "$llm_pid"
 wait "$llm_pid" 2>/dev/null
@@ -34,7 +34,7 @@ XDG_CACHE_HOME=$scratch/cache-stopped
 TRITON_CACHE_DIR=$XDG_CACHE_HOME/triton
 loop_pid=
 start_loop() {
-	setsid "$top/examples/loop.sh" -i 3 -o "$scratch/out" "$task" 2>> loop.err &
+	setsid "$top/bin/geak-loop.sh" -i 3 -o "$scratch/out" "$task" 2>> loop.err &
 	loop_pid=$!
 }
 # requests TEXT: how many requests whose prompt holds TEXT the server saw.
@@ -133,7 +133,7 @@ until_eval
 killed_sid=$(step_sid)
 kill -KILL "$loop_pid"
 wait "$loop_pid" 2>/dev/null
-"$top/examples/loop.sh" -i 3 -o "$scratch/out" "$task" 2>> loop.err
+"$top/bin/geak-loop.sh" -i 3 -o "$scratch/out" "$task" 2>> loop.err
 check_same "a run started at once after SIGKILL completes" 0 $?
 check_match "taking the folder over from the dead run" "its run \\(pid $loop_pid\\) has died" \
 	"$(cat loop.err)"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Parallel scaling: independent runs through make -j (Makefile.inc) and
-# through xargs -P (examples/parallel.sh), merged by geak-select; the
+# through xargs -P (bin/geak-parallel.sh), merged by geak-select; the
 # model side replays the demo's recording.
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no Python with torch and triton ($GEAK_PYTHON)"
@@ -23,8 +23,8 @@ check_same "merged: by iteration" '[0,1]' "$(jq -c '[.by_iter[].exec_accuracy]' 
 make -q -f "$top/examples/Makefile" GEAK_ITERS=2 GEAK_RUNS=2
 check_same "then make has nothing left to do" 0 $?
 
-"$top/examples/parallel.sh" -i 1 -R 3 -j 3 -o par "$top/examples/demo/task.jsonl" 2> par.err
-check_same "parallel.sh: three one-iteration runs" 0 $?
+"$top/bin/geak-parallel.sh" -i 1 -R 3 -j 3 -o par "$top/examples/demo/task.jsonl" 2> par.err
+check_same "geak-parallel: three one-iteration runs" 0 $?
 check_same "three runs in the summary" 3 "$(jq .runs par/summary.json)"
 check_same "run logs: not for every user" 640 "$(stat -c %a par/run-0.log)"
 # One iteration: the first attempt fails in every run.

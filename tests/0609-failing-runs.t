@@ -15,7 +15,7 @@ task=$top/examples/demo/task.jsonl
 check_prompt='Reply with the single word: ok'
 start_llm "$top/examples/demo/script.jsonl" --key "$key"
 
-OPENAI_API_KEY=sk-wrong "$top/examples/loop.sh" -i 1 -o "$scratch/w" "$task" 2> wrong.err
+OPENAI_API_KEY=sk-wrong "$top/bin/geak-loop.sh" -i 1 -o "$scratch/w" "$task" 2> wrong.err
 check_same "wrong key: the loop exits 4" 4 $?
 check_match "wrong key: the preflight says the key was refused" \
 	'FAILED: key: the endpoint refused the key from \$OPENAI_API_KEY' "$(cat wrong.err)"
@@ -32,7 +32,7 @@ check_match "it names the stage and its reason" \
 check_match "and says the file was not written" 'iter-0.jsonl not written' "$(cat step.err)"
 check "nothing kept" [ ! -f w/iter-0.jsonl ]
 
-OPENAI_API_KEY=$key "$top/examples/loop.sh" -i 1 -o "$scratch/w" "$task" 2> right.err
+OPENAI_API_KEY=$key "$top/bin/geak-loop.sh" -i 1 -o "$scratch/w" "$task" 2> right.err
 check_same "right key: the run completes" 0 $?
 check_same "right key: the first attempt and its evaluation" '"first" false' \
 	"$(jq -c .mode w/iter-0.jsonl) $(jq -c .eval.exec w/evaluated-0.jsonl)"
@@ -43,7 +43,7 @@ check_same "the key is in no record, journal or message" '' \
 : > llm.log
 jq -c '., (.id += "_twin")' "$task" > twins.jsonl
 OPENAI_API_KEY=$key GEAK_LLM_FLAGS="-j 1 --max-tokens-total 100" \
-	"$top/examples/loop.sh" -i 1 -o "$scratch/b" twins.jsonl 2> budget.err
+	"$top/bin/geak-loop.sh" -i 1 -o "$scratch/b" twins.jsonl 2> budget.err
 check_same "budget: the loop exits 4" 4 $?
 check_match "budget: it says the model could not be used for the step" \
 	'the model could not be used for .*iter-0.jsonl' "$(cat budget.err)"
@@ -52,7 +52,7 @@ check_match "budget: the budget is named, counted over the run" \
 	"$(cat budget.err)"
 check "budget: the step is not kept" [ ! -f b/iter-0.jsonl ]
 check_same "budget: the one answer is kept in the journal" 1 "$(wc -l < b/iter-0.jsonl.journal | tr -d ' ')"
-OPENAI_API_KEY=$key "$top/examples/loop.sh" -i 1 -o "$scratch/b" twins.jsonl 2>> budget.err
+OPENAI_API_KEY=$key "$top/bin/geak-loop.sh" -i 1 -o "$scratch/b" twins.jsonl 2>> budget.err
 check_same "budget lifted: the run completes" 0 $?
 check_same "both twins got their first attempt" 2 "$(jq -r 'select(.mode == "first") | .id' b/iter-0.jsonl | wc -l | tr -d ' ')"
 check_same "two first-attempt requests in all: the kept answer was not asked again" 2 \
@@ -60,7 +60,7 @@ check_same "two first-attempt requests in all: the kept answer was not asked aga
 
 # A model that never writes code: the demo says so and writes no kernel file.
 # The loop's own budget holds for the whole run, whatever its steps.
-OPENAI_API_KEY=$key "$top/examples/loop.sh" -i 2 --max-tokens-total 3000 -o "$scratch/lb" "$task" 2> lb.err
+OPENAI_API_KEY=$key "$top/bin/geak-loop.sh" -i 2 --max-tokens-total 3000 -o "$scratch/lb" "$task" 2> lb.err
 check_same "a run's budget: the loop exits 4" 4 $?
 check_match "... saying the run's budget is spent, and how much" \
 	"the run's budget is spent \((\\\$[0-9.]+, )?[0-9]+ tokens(, [0-9]+ calls unpriced)? so far, --max-cost none, --max-tokens-total 3000\)" \

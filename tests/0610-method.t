@@ -61,7 +61,7 @@ export GEAK_OPT_FLAGS
 A='select(.id == "plain/scaled_softmax")'
 B='select(.id == "plain/double_it")'
 
-"$top/examples/loop.sh" -i 4 -o out tasks.jsonl 2> loop.err
+"$top/bin/geak-loop.sh" -i 4 -o out tasks.jsonl 2> loop.err
 check_same "the loop finishes" 0 $?
 
 # The traceback: A's first attempt does not compile on the interpreter.

@@ -51,8 +51,7 @@ plan 7
 
 # The loop as installed, with a geak-eval in front that records what it
 # was given.
-mkdir -p fake/examples fake/bin
-cp "$top/examples/loop.sh" fake/examples/
+mkdir -p fake/bin
 for t in "$top"/bin/geak-*; do
 	case $t in *.c) continue ;; esac
 	ln -s "$t" fake/bin/
@@ -64,7 +63,7 @@ GEAK_EVAL_FLAGS="--static off --cpu -v"
 GEAK_RETRIEVE_FLAGS=
 export GEAK_EVAL_FLAGS GEAK_RETRIEVE_FLAGS
 
-fake/examples/loop.sh -i 2 -o out tasks.jsonl 2> loop.err
+fake/bin/geak-loop.sh -i 2 -o out tasks.jsonl 2> loop.err
 check_same "the loop finishes" 0 $?
 check_same "the model was asked with the key" "true" \
 	"$(jq -s -c 'map(.auth_ok) | unique | .[0]' llm.log)"

@@ -3,7 +3,7 @@
 # slurmctld, slurmd and munge), with the scripted model over loopback
 # and evaluation on the CPU:
 #  - a job array of 3 runs and its merge give the merged pass@k and best
-#    kernels of parallel.sh -R 3 on the same answers (and the times of
+#    kernels of geak-parallel -R 3 on the same answers (and the times of
 #    both are printed);
 #  - an element requeued (scontrol requeue) in the middle of its loop
 #    resumes: its records are those of an uninterrupted run, none lost
@@ -55,7 +55,7 @@ check "and submits nothing, makes no folder" test ! -e dry -a -z "$(squeue -h -o
 "$slurm" runs -R 0 "$task" 2> usage.err
 check_same "a bad option value is a usage error" 2 $?
 
-# A 3-element array and parallel.sh -R 3, each with a cache of its own.
+# A 3-element array and geak-parallel -R 3, each with a cache of its own.
 XDG_CACHE_HOME=$scratch/cache-array TRITON_CACHE_DIR=$scratch/cache-array/triton
 export XDG_CACHE_HOME TRITON_CACHE_DIR
 t2=$(now)
@@ -64,21 +64,21 @@ check_same "the array and its merge complete (sbatch --wait)" 0 $?
 t3=$(now)
 XDG_CACHE_HOME=$scratch/cache-par TRITON_CACHE_DIR=$scratch/cache-par/triton
 t0=$(now)
-GEAK_EVAL_FLAGS=--cpu "$top/examples/parallel.sh" -i 2 -R 3 -j 3 -o "$scratch/par" "$task" 2> par.err
-check_same "parallel.sh -R 3 completes" 0 $?
+GEAK_EVAL_FLAGS=--cpu "$top/bin/geak-parallel.sh" -i 2 -R 3 -j 3 -o "$scratch/par" "$task" 2> par.err
+check_same "geak-parallel -R 3 completes" 0 $?
 t1=$(now)
-echo "# 3 runs of 2 iterations: parallel.sh -R 3 -j 3 $(secs "$t0" "$t1") s," \
+echo "# 3 runs of 2 iterations: geak-parallel -R 3 -j 3 $(secs "$t0" "$t1") s," \
 	"Slurm array + merge $(secs "$t2" "$t3") s (run first; same machine, caches of their own)"
 sed 's/^/# /' arr.err | tail -n 3
 check_same "each element ran once, its start logged" "1 1 1" \
 	"$(for r in 0 1 2; do grep -c 'geak-slurm: run '$r', job' arr/run-$r.log; done | tr '\n' ' ' | sed 's/ $//')"
 check_same "each run's records carry its index" '0 1 2' \
 	"$(jq -r .run arr/run-*/evaluated-1.jsonl | tr '\n' ' ' | sed 's/ $//')"
-check_same "merged pass@k as parallel.sh's" "$(jq -c .pass_at_k par/summary.json)" \
+check_same "merged pass@k as geak-parallel's" "$(jq -c .pass_at_k par/summary.json)" \
 	"$(jq -c .pass_at_k arr/summary.json)"
 check_same "three runs in both summaries" "3 3" "$(jq .runs par/summary.json) $(jq .runs arr/summary.json)"
-check_same "by iteration as parallel.sh's" "$(jq -c .by_iter par/summary.json)" "$(jq -c .by_iter arr/summary.json)"
-check_same "the best kernels are parallel.sh's" "$(same par/best.jsonl)" "$(same arr/best.jsonl)"
+check_same "by iteration as geak-parallel's" "$(jq -c .by_iter par/summary.json)" "$(jq -c .by_iter arr/summary.json)"
+check_same "the best kernels are geak-parallel's" "$(same par/best.jsonl)" "$(same arr/best.jsonl)"
 check_match "the merge says every run is complete" 'merged runs 0 1 2 complete; best kernels' "$(cat arr/merge.log)"
 
 # A run requeued in its second iteration, against a server of its own

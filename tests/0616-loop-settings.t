@@ -2,7 +2,7 @@
 # What the loop scripts check before they spend anything, and what they
 # leave when killed:
 #  - a task file that is missing or whose every record is bad stops
-#    loop.sh, parallel.sh and geak-slurm runs at once: non-zero, no
+#    geak-loop, geak-parallel and geak-slurm runs at once: non-zero, no
 #    request to the server, no folder, no lock;
 #  - every script takes --model;
 #  - a folder keeps its run's settings: a run with others stops before
@@ -19,8 +19,8 @@ command -v flock >/dev/null 2>&1 || skip_all "flock is needed"
 command -v setsid >/dev/null 2>&1 || skip_all "setsid is needed"
 plan 35
 task=$top/examples/demo/task.jsonl
-loop=$top/examples/loop.sh
-par=$top/examples/parallel.sh
+loop=$top/bin/geak-loop.sh
+par=$top/bin/geak-parallel.sh
 slurm=$top/bin/geak-slurm.sh
 start_llm "$top/examples/demo/script.jsonl"
 unset GEAK_MODEL
@@ -78,7 +78,7 @@ geak-gen --resolve > /dev/null 2> err
 check_same "several models: an error" 3 $?
 check_match "... listing them" "has 2: alpha, beta; name one with --model" "$(cat err)"
 "$loop" -o "$scratch/o-two" "$task" 2> err
-check_same "loop.sh stops there: exit 4, no request" "4 0" "$? $(requests)"
+check_same "geak-loop stops there: exit 4, no request" "4 0" "$? $(requests)"
 "$loop" --model alpha --max-cost 1 -o "$scratch/o-cost" "$task" 2> err
 check_same "--max-cost with an unpriced model: refused, no request" "4 0" "$? $(requests)"
 check_match "... saying what to do" "no price for openai model alpha.*--max-tokens-total" "$(cat err)"
@@ -98,7 +98,7 @@ check_match "each difference is named, and what to do" \
 	"llm: openai alpha at .* then, openai beta at .* now.*samples: 1 then, 4 now.*--force" \
 	"$(tr '\n' ' ' < err)"
 GEAK_EVAL_FLAGS="--python $scratch/no-python" "$par" --model beta -R 1 -o "$scratch/m" "$task" 2> err
-check_same "parallel.sh on a loop's folder: exit 5" 5 $?
+check_same "geak-parallel on a loop's folder: exit 5" 5 $?
 GEAK_EVAL_FLAGS="--python $scratch/no-python" "$loop" --force --model beta -n 4 -i 2 -o "$scratch/m" "$task" 2> err
 check_same "--force carries on (to the harness check)" 3 $?
 check_same "the manifest holds the new settings and the earlier ones" '"beta" 4 "alpha"' \

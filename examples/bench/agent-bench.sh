@@ -4,13 +4,13 @@
 # mean speedup over the kernels that passed, plus pass@k over the runs.
 #
 #   geak-import SOURCE... > DIR/tasks.jsonl
-#   parallel.sh (RUNS runs of loop.sh, ITERS iterations, SAMPLES per round)
+#   geak-parallel (RUNS runs of geak-loop, ITERS iterations, SAMPLES per round)
 #   geak-select --tasks N over every evaluated candidate -> DIR/summary.json
 #
 # Defaults follow GEAK's configuration: 10 iterations, 8 samples per
 # round, 5 independent runs at temperature 1.  LLM flags come from
 # GEAK_LLM_FLAGS (e.g. "--provider anthropic --model M"); the other tool
-# flags as loop.sh takes them.  Resumable: run the same command again.
+# flags as geak-loop takes them.  Resumable: run the same command again.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 PATH=$here/..:$here/../../bin:$PATH
@@ -80,7 +80,7 @@ fi
 ntasks=$(grep -c . "$out/tasks.jsonl")
 echo "$prog: $ntasks tasks, $runs runs x $iters iterations x $samples samples" >&2
 
-parallel.sh -i "$iters" -n "$samples" -R "$runs" -j "$jobs" ${gpus:+-g "$gpus"} -o "$out/agent" \
+geak-parallel.sh -i "$iters" -n "$samples" -R "$runs" -j "$jobs" ${gpus:+-g "$gpus"} -o "$out/agent" \
 	"$out/tasks.jsonl" || exit 3
 
 # Accuracies over every task imported, not just those that got an answer.

@@ -30,6 +30,6 @@ GEAK_LLM_FLAGS="--provider openai --model geak-demo-recording --record $tmp/repl
 # As examples/demo.sh: the optimiser is asked even where no speed is measured.
 GEAK_OPT_FLAGS=--unmeasured
 export GEAK_BASE_URL GEAK_PROVIDER GEAK_PROMPTS GEAK_LLM_FLAGS GEAK_OPT_FLAGS
-examples/loop.sh -v -n 3 -o "$tmp/out" examples/demo/task.jsonl || exit 3
+bin/geak-loop.sh -v -n 3 -o "$tmp/out" examples/demo/task.jsonl || exit 3
 mv -f "$tmp/replay.jsonl" examples/demo/replay.jsonl || exit 3
 echo "make-replay.sh: $(wc -l < examples/demo/replay.jsonl) exchanges in examples/demo/replay.jsonl" >&2

@@ -482,6 +482,7 @@ geak_worker_spawn(struct geak_worker *w, const struct geak_worker_opts *o,
 	char **env, **rw, *conf;
 	char *argv[] = { (char *)o->python, "-u", "-B", (char *)o->script, NULL };
 	struct geak_spawn sp = {0};
+	struct geak_sandbox sb = {0};
 	struct geak_view view = {0};
 
 	memset(w, 0, sizeof *w);
@@ -504,13 +505,14 @@ geak_worker_spawn(struct geak_worker *w, const struct geak_worker_opts *o,
 	sp.envp = env;
 	sp.cwd = o->home;
 	sp.lim.fsize = o->file_limit;
-	sp.sandbox = o->sandbox;
-	if ((sp.sandbox & GEAK_SB_VIEW) && make_view(&view, w, o, env, rw) == 0)
-		sp.view = &view;
+	sb.layers = o->sandbox;
+	if ((sb.layers & GEAK_SB_VIEW) && make_view(&view, w, o, env, rw) == 0)
+		sb.view = &view;
 	else
-		sp.sandbox &= ~GEAK_SB_VIEW;
-	sp.write_dirs = o->write_dirs;
-	sp.cgroup = w->cg_worker;
+		sb.layers &= ~GEAK_SB_VIEW;
+	sb.write_dirs = o->write_dirs;
+	sb.cgroup = w->cg_worker;
+	geak_sandbox_spawn(&sp, &sb);
 	sp.keep_fd = sv[1];
 	started = geak_proc_start(&w->proc, &sp, err, errlen) == 0;
 	geak_view_free(&view);

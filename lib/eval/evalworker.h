@@ -1,13 +1,14 @@
 /* evalworker.h: geak-eval's warm Python worker (share/harness/geak_worker.py).
  *
  * The worker imports torch and Triton once and forks a child per job; it
- * runs under lib/runner.h's sandbox, and talks JSON lines over a socket
+ * runs under eval/sandbox.h's layers, and talks JSON lines over a socket
  * that it sees as descriptor 3. */
 #ifndef GEAK_EVALWORKER_H
 #define GEAK_EVALWORKER_H
 
 #include <jansson.h>
 
+#include "eval/sandbox.h"
 #include "runner.h"
 #include "util.h"
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "eval/pyenv.h"
+#include "eval/sandbox.h"
 #include "runner.h"
 #include "util.h"
 

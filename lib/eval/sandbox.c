@@ -1,5 +1,7 @@
-/* sandbox.c: a private root for sandboxed programs, cgroups that bound
- * and kill their jobs, and a run's clean-up on a signal.
+/* sandbox.c: what confines untrusted programs: the layers a child enters
+ * between fork and exec (namespaces, Landlock, a cgroup), the private
+ * root among them, the environment they are given, the cgroups that
+ * bound and kill their jobs, and a run's clean-up on a signal.
  *
  * The view is planned in the parent, where allocation is allowed, as a
  * list of operations; the child only walks the list with system calls,
@@ -9,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -16,7 +19,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/landlock.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -24,7 +29,287 @@
 
 #include "runner.h"
 #include "eval/sandbox.h"
+#include "secrets.h"
 #include "util.h"
+
+extern char **environ;
+
+/* ---- the layers, entered in the child: system calls only ---- */
+
+/* A network namespace: as root directly, else inside a user namespace. */
+static int
+isolate_net(void)
+{
+	char map[64];
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+
+	if (unshare(CLONE_NEWNET) == 0)
+		return 0;
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
+		return -1;
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	if (geak_write_str("/proc/self/uid_map", map) < 0)
+		return -1;
+	geak_write_str("/proc/self/setgroups", "deny\n");
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	return geak_write_str("/proc/self/gid_map", map);
+}
+
+static void
+allow_beneath(int rs, const char *dir, unsigned long long access)
+{
+	struct landlock_path_beneath_attr pb = {0};
+
+	pb.allowed_access = access;
+	pb.parent_fd = open(dir, O_PATH | O_CLOEXEC);
+	if (pb.parent_fd < 0)
+		return;
+	syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
+	close(pb.parent_fd);
+}
+
+/* Landlock: every kind of write is handled, and allowed only beneath the
+ * given directories.  Reads stay unrestricted (Python must import). */
+static int
+isolate_writes(const char *const *dirs)
+{
+	struct landlock_ruleset_attr attr = {0};
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0,
+	    LANDLOCK_CREATE_RULESET_VERSION);
+	int rs;
+
+	if (abi < 1)
+		return -1;
+	attr.handled_access_fs = LANDLOCK_ACCESS_FS_WRITE_FILE |
+	    LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+	    LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR |
+	    LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |
+	    LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+	    LANDLOCK_ACCESS_FS_MAKE_SYM;
+#ifdef LANDLOCK_ACCESS_FS_REFER
+	if (abi >= 2)
+		attr.handled_access_fs |= LANDLOCK_ACCESS_FS_REFER;
+#endif
+#ifdef LANDLOCK_ACCESS_FS_TRUNCATE
+	if (abi >= 3)
+		attr.handled_access_fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
+#endif
+	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+	if (rs < 0)
+		return -1;
+	for (; dirs && *dirs; dirs++)
+		allow_beneath(rs, *dirs, attr.handled_access_fs);
+	/* The GPU runtime names its threads in /proc/self/task/ (every job's
+	 * own) and does not start where it cannot; not root, the files of
+	 * /proc that reach further are not the user's to write anyway. */
+	if (geteuid() != 0)
+		allow_beneath(rs, "/proc", attr.handled_access_fs & (LANDLOCK_ACCESS_FS_WRITE_FILE
+#ifdef LANDLOCK_ACCESS_FS_TRUNCATE
+		    | LANDLOCK_ACCESS_FS_TRUNCATE
+#endif
+		    ));
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    syscall(SYS_landlock_restrict_self, rs, 0) < 0) {
+		close(rs);
+		return -1;
+	}
+	close(rs);
+	return 0;
+}
+
+/* Decimal, for the maps and cgroup.procs (snprintf may allocate). */
+static char *
+utoa(char *end, unsigned long v)
+{
+	*--end = '\0';
+	do
+		*--end = (char)('0' + v % 10);
+	while (v /= 10);
+	return end;
+}
+
+/* In a new user namespace: be its root, as the caller's uid and gid, so
+ * that the program keeps the namespace's capabilities after exec. */
+static int
+map_root(uid_t uid, gid_t gid)
+{
+	char num[32], map[48] = "0 ";
+	size_t n;
+
+	n = strlen(map);
+	strcpy(map + n, utoa(num + sizeof num, uid));
+	strcat(map, " 1\n");
+	if (geak_write_str("/proc/self/uid_map", map) < 0)
+		return -1;
+	geak_write_str("/proc/self/setgroups", "deny\n");
+	map[n] = '\0';
+	strcpy(map + n, utoa(num + sizeof num, gid));
+	strcat(map, " 1\n");
+	return geak_write_str("/proc/self/gid_map", map);
+}
+
+static int
+join_cgroup(const char *dir)
+{
+	char path[PATH_MAX];
+	size_t n = strlen(dir);
+
+	if (n + sizeof "/cgroup.procs" > sizeof path)
+		return -1;
+	memcpy(path, dir, n);
+	memcpy(path + n, "/cgroup.procs", sizeof "/cgroup.procs");
+	return geak_write_str(path, "0\n");
+}
+
+/* Without a view: at least a /proc of the new PID namespace, and a
+ * /dev/shm of its own. */
+static int
+fresh_proc(void)
+{
+	mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+	return mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+}
+
+/* The namespaces the child enters, and its view: its first layers. */
+static int
+enter_namespaces(const struct geak_sandbox *s, int ns, uid_t uid, gid_t gid, int report)
+{
+	int applied = 0, r;
+
+	if ((ns & CLONE_NEWUSER) && map_root(uid, gid) < 0)
+		geak_child_fail(report, "user namespace");
+	if (ns & CLONE_NEWUSER)
+		applied |= GEAK_SB_USERNS;
+	if (s->cgroup && join_cgroup(s->cgroup) == 0)
+		applied |= GEAK_SB_CGROUP;
+	/* Mounts made below must not reach the host's namespace. */
+	if ((ns & CLONE_NEWNS) && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		geak_child_fail(report, "private mounts");
+	if ((ns & CLONE_NEWNS) && (s->layers & GEAK_SB_VIEW) && s->view) {
+		if ((r = geak_view_enter(s->view)) == -2)
+			geak_child_fail(report, "the sandbox's root");
+		if (r == 0)
+			applied |= GEAK_SB_VIEW;
+	}
+	if ((ns & CLONE_NEWPID) && ((applied & GEAK_SB_VIEW) || fresh_proc() == 0))
+		applied |= GEAK_SB_PID;
+	if (ns & CLONE_NEWNET)
+		applied |= GEAK_SB_NONET;
+	if (ns & CLONE_NEWIPC)
+		applied |= GEAK_SB_IPC;
+	return applied;
+}
+
+/* The layers in the order they stack: the namespaces the child was made
+ * in and its view, then a network namespace alone where it was made in
+ * none, then Landlock. */
+static int
+confine(const void *arg, int ns, uid_t uid, gid_t gid, int report)
+{
+	const struct geak_sandbox *s = arg;
+	int applied = enter_namespaces(s, ns, uid, gid, report);
+
+	if ((s->layers & GEAK_SB_NONET) && !(applied & GEAK_SB_NONET) && isolate_net() == 0)
+		applied |= GEAK_SB_NONET;
+	/* Landlock stands in for a private root where there is none: under
+	 * it no mount can be made, and the jobs make their own. */
+	if ((s->layers & GEAK_SB_FSWRITE) && !(applied & GEAK_SB_VIEW) &&
+	    isolate_writes(s->write_dirs) == 0)
+		applied |= GEAK_SB_FSWRITE;
+	return applied;
+}
+
+/* ---- the layers, asked for in the parent ---- */
+
+/* The namespaces the layers asked for take, as clone(2) flags. */
+static int
+ns_flags(int layers)
+{
+	int f = 0;
+
+	if (layers & GEAK_SB_NONET)
+		f |= CLONE_NEWNET;
+	if (layers & GEAK_SB_PID)
+		f |= CLONE_NEWPID | CLONE_NEWNS;
+	if (layers & GEAK_SB_VIEW)
+		f |= CLONE_NEWNS;
+	if (layers & GEAK_SB_IPC)
+		f |= CLONE_NEWIPC;
+	/* A PID namespace's first process must be a new one: so the child
+	 * is made with its namespaces, not moved into them by unshare(2). */
+	if ((f & ~CLONE_NEWNET) && geteuid() != 0)
+		f |= CLONE_NEWUSER;
+	return (f & ~CLONE_NEWNET) ? f : 0;
+}
+
+void
+geak_sandbox_spawn(struct geak_spawn *sp, const struct geak_sandbox *s)
+{
+	sp->clone_ns = ns_flags(s->layers);
+	sp->confine = confine;
+	sp->confine_arg = s;
+}
+
+/* ---- the environment ---- */
+
+static int
+name_matches(const char *entry, const char *pat)
+{
+	size_t pl = strlen(pat);
+
+	if (pl && pat[pl - 1] == '*')
+		return strncmp(entry, pat, pl - 1) == 0;
+	return strncmp(entry, pat, pl) == 0 && entry[pl] == '=';
+}
+
+static int
+same_name(const char *a, const char *b)
+{
+	while (*a && *a != '=' && *a == *b)
+		a++, b++;
+	return (*a == '=' || !*a) && (*b == '=' || !*b);
+}
+
+char **
+geak_env_build(const char *const *allow, const char *const *set)
+{
+	size_t n = 0, cap = 16;
+	char **env = geak_xmalloc(cap * sizeof *env);
+
+	for (char **e = environ; *e; e++) {
+		int ok = 0;
+		for (const char *const *a = allow; a && *a && !ok; a++)
+			ok = name_matches(*e, *a);
+		for (const char *const *s = set; ok && s && *s; s++)
+			if (same_name(*e, *s))
+				ok = 0;
+		if (!ok || geak_env_is_secret(*e))
+			continue;
+		if (n + 2 > cap)
+			env = geak_xrealloc(env, (cap *= 2) * sizeof *env);
+		env[n++] = geak_xstrdup(*e);
+	}
+	for (const char *const *s = set; s && *s; s++) {
+		if (geak_env_is_secret(*s) || !strchr(*s, '='))
+			continue;
+		if (n + 2 > cap)
+			env = geak_xrealloc(env, (cap *= 2) * sizeof *env);
+		env[n++] = geak_xstrdup(*s);
+	}
+	env[n] = NULL;
+	return env;
+}
+
+void
+geak_env_free(char **env)
+{
+	if (!env)
+		return;
+	for (char **e = env; *e; e++)
+		free(*e);
+	free(env);
+}
 
 /* ---- the view, planned ---- */
 

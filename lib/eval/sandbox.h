@@ -1,5 +1,7 @@
-/* sandbox.h: the filesystem a sandboxed program sees, the cgroups that
- * bound and kill what it starts, and the clean-up of a run on a signal.
+/* sandbox.h: what confines untrusted programs: the layers they start
+ * under (runner.h starts them), the filesystem they see, the environment
+ * they are given, the cgroups that bound and kill what they start, and
+ * the clean-up of a run on a signal.
  *
  * A view is a private root built from bind mounts of the host's paths at
  * their own places (read-only unless listed as written), a /dev holding
@@ -11,6 +13,43 @@
 #define GEAK_SANDBOX_H
 
 #include <stddef.h>
+
+struct geak_spawn;
+struct geak_view;
+
+/* ---- the layers ----
+ *
+ * Each beyond the process group and rlimits is applied when the kernel
+ * allows it; the started process's sandbox field says which ones were.
+ * Not root, the namespaces come inside a user namespace where the caller
+ * is root. */
+enum {
+	GEAK_SB_NONET = 1,    /* a private network namespace: no network */
+	GEAK_SB_FSWRITE = 2,  /* Landlock: writes only under write_dirs */
+	GEAK_SB_PID = 4,      /* a PID namespace of its own (it is PID 1), a fresh /proc */
+	GEAK_SB_VIEW = 8,     /* a private root holding only view's paths */
+	GEAK_SB_IPC = 16,     /* a System V IPC namespace of its own */
+	GEAK_SB_USERNS = 32,  /* (applied only) the above inside a user namespace */
+	GEAK_SB_CGROUP = 64,  /* (applied only) started in cgroup */
+};
+
+struct geak_sandbox {
+	int layers;                     /* GEAK_SB_* asked for */
+	const char *const *write_dirs;  /* for GEAK_SB_FSWRITE; NULL-terminated */
+	const struct geak_view *view;   /* for GEAK_SB_VIEW */
+	const char *cgroup;             /* a cgroup directory to start in, or NULL */
+};
+
+/* sp's child starts under s's layers; s must live until it has started
+ * (geak_proc_start, geak_run). */
+void geak_sandbox_spawn(struct geak_spawn *sp, const struct geak_sandbox *s);
+
+/* The environment for untrusted code: variables whose names match the
+ * allow-list ("PATH", "LC_*") pass, except any that looks like a secret
+ * (geak_env_is_secret, secrets.h); then the "NAME=value" entries of set
+ * (which override).  Free with geak_env_free. */
+char **geak_env_build(const char *const *allow, const char *const *set);
+void geak_env_free(char **env);
 
 struct geak_view_op {
 	int kind;            /* GEAK_VIEW_* */

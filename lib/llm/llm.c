@@ -16,8 +16,6 @@
 #define DEFAULT_ANTHROPIC_MODEL "claude-sonnet-4-5"
 #define DEFAULT_AZURE_API_VERSION "2024-10-21"
 
-static const char *const provider_names[] = {"openai", "anthropic", "azure"};
-
 void
 geak_llm_config_init(struct geak_llm_config *cfg)
 {
@@ -153,8 +151,8 @@ first_env(const char *const *names, const char **which)
 static int
 set_provider(struct geak_llm *llm, const char *name, const char *why)
 {
-	for (size_t i = 0; i < sizeof provider_names / sizeof *provider_names; i++)
-		if (!strcasecmp(name, provider_names[i])) {
+	for (size_t i = 0; geak_llm_provider_names[i]; i++)
+		if (!strcasecmp(name, geak_llm_provider_names[i])) {
 			llm->provider = (enum geak_llm_provider)i;
 			llm->provider_why = why;
 			return 0;
@@ -489,12 +487,6 @@ enum geak_llm_provider
 geak_llm_provider(const struct geak_llm *llm)
 {
 	return llm->provider;
-}
-
-const char *
-geak_llm_provider_name(const struct geak_llm *llm)
-{
-	return provider_names[llm->provider];
 }
 
 const char *

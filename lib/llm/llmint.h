@@ -66,6 +66,8 @@ struct geak_llm_answer {
 void geak_llm_answer_reset(struct geak_llm_answer *a);
 
 /* llmwire.c: the providers' wire formats. */
+/* Their names, by enum geak_llm_provider; NULL-terminated. */
+extern const char *const geak_llm_provider_names[];
 char *geak_llm_body(const struct geak_llm *llm, const struct geak_llm_request *req,
 	int stream);
 struct curl_slist *geak_llm_headers(const struct geak_llm *llm, int stream);
@@ -79,7 +81,7 @@ int geak_llm_parse_reply(const struct geak_llm *llm, struct geak_llm_answer *a,
 char *geak_llm_error_message(const char *body, size_t len);
 void geak_llm_add_text(struct geak_llm_answer *a, const char *s, size_t n);
 
-/* llmcheck.c: the ids the server lists at its models URL (a new array),
+/* llmwire.c: the ids the server lists at its models URL (a new array),
  * or NULL with *why (caller frees) and *status (the HTTP status; 0: no
  * answer). */
 json_t *geak_llm_fetch_models(struct geak_llm *llm, long *status, char **why);

@@ -1,6 +1,6 @@
-/* llmwire.c: request bodies, headers and replies of the provider APIs:
- * OpenAI-compatible chat completions (also Azure deployments) and
- * Anthropic Messages. */
+/* llmwire.c: the provider APIs: their names, request bodies, headers
+ * and replies of OpenAI-compatible chat completions (also Azure
+ * deployments) and Anthropic Messages, and the models a server lists. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +8,14 @@
 
 #define ANTHROPIC_VERSION "2023-06-01"
 #define ANTHROPIC_DEFAULT_MAX_TOKENS 16000
+
+const char *const geak_llm_provider_names[] = { "openai", "anthropic", "azure", NULL };
+
+const char *
+geak_llm_provider_name(const struct geak_llm *llm)
+{
+	return geak_llm_provider_names[llm->provider];
+}
 
 static void
 set(json_t *obj, const char *key, json_t *val)
@@ -368,4 +376,103 @@ geak_llm_error_message(const char *body, size_t len)
 		    msg ? msg : "");
 	json_decref(j);
 	return out;
+}
+
+/* ---- the server's models ---- */
+
+#define MODELS_MAX_BODY (4u << 20)
+
+static size_t
+on_body(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct geak_buf *b = ud;
+
+	if (b->len + size * nmemb > MODELS_MAX_BODY)
+		return 0;
+	geak_buf_append(b, p, size * nmemb);
+	return size * nmemb;
+}
+
+/* Where the server lists its models: OpenAI's API and the servers that
+ * copy it (vLLM, llama.cpp, Ollama) at base/models, Anthropic's at
+ * /v1/models; an Azure deployment is a model already.  NULL: nowhere. */
+static char *
+models_url(const struct geak_llm *llm)
+{
+	size_t n = strlen(llm->base_url);
+
+	switch (llm->provider) {
+	case GEAK_LLM_ANTHROPIC:
+		return geak_xasprintf("%s%s/models", llm->base_url,
+		    n >= 3 && !strcmp(llm->base_url + n - 3, "/v1") ? "" : "/v1");
+	case GEAK_LLM_AZURE:
+		return NULL;
+	default:
+		return geak_xasprintf("%s/models", llm->base_url);
+	}
+}
+
+/* The ids of the models the server lists, as a new JSON array; NULL
+ * with *why (caller frees) when it lists none it can say: no answer
+ * (*status 0), an HTTP error, or a body without OpenAI's
+ * {"data": [{"id": ...}]} (*status the HTTP status). */
+json_t *
+geak_llm_fetch_models(struct geak_llm *llm, long *status, char **why)
+{
+	char *url = models_url(llm), err[CURL_ERROR_SIZE] = "";
+	struct curl_slist *h;
+	struct geak_buf body = { 0 };
+	json_t *doc, *data, *m, *ids = NULL;
+	size_t i;
+	CURL *e;
+
+	*why = NULL;
+	*status = 0;
+	if (!url) {
+		*why = geak_xstrdup("the provider does not list models");
+		return NULL;
+	}
+	if (!(e = curl_easy_init())) {
+		*why = geak_xstrdup("could not start libcurl");
+		free(url);
+		return NULL;
+	}
+	h = geak_llm_headers(llm, 0);
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, &body);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, err);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(llm->cfg.connect_timeout * 1000));
+	curl_easy_setopt(e, CURLOPT_TIMEOUT, 30L);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "geak/" GEAK_VERSION);
+	if (curl_easy_perform(e) != CURLE_OK) {
+		*why = geak_xstrdup(*err ? err : "no answer");
+		goto done;
+	}
+	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, status);
+	doc = *status / 100 == 2 ? json_loadb(body.data ? body.data : "", body.len, 0, NULL) : NULL;
+	data = json_object_get(doc, "data");
+	if (!json_is_array(data)) {
+		*why = geak_xasprintf("HTTP %ld", *status);
+		json_decref(doc);
+		goto done;
+	}
+	ids = json_array();
+	json_array_foreach(data, i, m) {
+		json_t *id = json_object_get(m, "id");
+		if (json_is_string(id) && json_array_append(ids, id) < 0)
+			geak_die(GEAK_EXIT_FATAL, "out of memory");
+	}
+	json_decref(doc);
+done:
+	for (struct curl_slist *l = h; l; l = l->next) /* one holds the key */
+		memset(l->data, 0, strlen(l->data));
+	curl_slist_free_all(h);
+	curl_easy_cleanup(e);
+	geak_buf_free(&body);
+	free(url);
+	return ids;
 }

@@ -102,7 +102,7 @@ def _probe_device(d, skip, pidns):
     children, as calibrate.py and run.py fork them)."""
     try:
         layers = sandbox.enter(d, [], [], skip, pidns)
-        if "L" not in skip and not guard.restrict_writes(_written(d, [], layers)):
+        if "L" not in skip and not sandbox.restrict_writes(_written(d, [], layers)):
             raise OSError("Landlock could not be applied")
         r, w = os.pipe()
         pid = os.fork()
@@ -464,7 +464,7 @@ def child(req, status_w, go_r, out_w, err_w, pidns):
         os.environ["TRITON_HOME"] = d
         os.environ["CUDA_CACHE_PATH"] = os.path.join(d, "nv")
         os.environ["PYTHONHASHSEED"] = "0"
-        if "L" not in JOB_SKIP and guard.restrict_writes(_written(d, rw, layers)):
+        if "L" not in JOB_SKIP and sandbox.restrict_writes(_written(d, rw, layers)):
             layers.add("L")
         # The layers in force, then a full stop: after it only progress
         # ("c"), readiness ("r") and the end of the timing ("t") count.

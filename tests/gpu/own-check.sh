@@ -7,7 +7,7 @@
 #      file, a starting Triton kernel), printed as a transcript;
 #   2. geak-eval on the GPU: each task's verdict and speedup (the two
 #      reference-only tasks come out with no code to judge);
-#   3. two iterations of examples/loop.sh with the scripted model of
+#   3. two iterations of bin/geak-loop.sh with the scripted model of
 #      examples/own/script.jsonl on loopback, speed measured;
 #   4. every file of OUT/loop/kernels put back into its task's record
 #      and judged again by geak-eval.
@@ -60,7 +60,7 @@ n=0
 until [ -s "$work/port" ] || [ $n -ge 100 ]; do sleep 0.1; n=$((n + 1)); done
 start=$(date +%s)
 GEAK_BASE_URL=http://127.0.0.1:$(cat "$work/port")/v1 GEAK_MODEL=test-model \
-	examples/loop.sh -i 2 -o "$work/loop" "$work/own.jsonl" 2>&1 | tail -n 4
+	bin/geak-loop.sh -i 2 -o "$work/loop" "$work/own.jsonl" 2>&1 | tail -n 4
 echo "loop: $(($(date +%s) - start)) s"
 kill "$server" 2>/dev/null
 server=

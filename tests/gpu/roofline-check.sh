@@ -16,7 +16,7 @@
 #    throughput, the add's the other way round); then --ncu off, whose
 #    record must say why there are none.
 # 3. Where geak-gen, geak-reflect and geak-opt run (they need libcurl),
-#    the vector add through three iterations of examples/loop.sh with a
+#    the vector add through three iterations of bin/geak-loop.sh with a
 #    scripted model (tests/helpers/llm_server.py on loopback): iteration
 #    2's optimize prompt must carry iteration 1's roofline figures, and
 #    the report its roofline plot (OUTDIR/loop/report.html).
@@ -228,9 +228,9 @@ EOPY
 	n=0
 	while [ ! -s "$loop/llm.port" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
 	GEAK_BASE_URL=http://127.0.0.1:$(cat "$loop/llm.port")/v1 GEAK_MODEL=scripted GEAK_PROVIDER=openai \
-		sh "$top/examples/loop.sh" -v -n 3 -o "$loop/run" "$loop/tasks.jsonl" 2> "$loop/loop.err"
+		sh "$top/bin/geak-loop.sh" -v -n 3 -o "$loop/run" "$loop/tasks.jsonl" 2> "$loop/loop.err"
 	rc=$?
-	say "loop.sh: exit $rc"
+	say "geak-loop: exit $rc"
 	[ $rc -eq 0 ] || tail -n 15 "$loop/loop.err" | tee -a "$out/summary.txt"
 	kill "$srv" 2>/dev/null
 	cp "$loop/run/report.html" "$loop/report.html" 2>/dev/null

@@ -32,7 +32,7 @@ import time
 
 top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(top, "share", "harness"))
-from geakh import guard, sandbox  # noqa: E402
+from geakh import sandbox  # noqa: E402
 
 libc = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
@@ -75,7 +75,7 @@ def apply(letters, work):
         sandbox._drop_caps()
     if "N" in letters:
         check(libc.prctl(38, 1, 0, 0, 0), "no_new_privs")
-    if "L" in letters and not guard.restrict_writes([work, "/dev"]):
+    if "L" in letters and not sandbox.restrict_writes([work, "/dev"]):
         raise OSError("Landlock refused")
 
 

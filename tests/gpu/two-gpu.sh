@@ -12,7 +12,7 @@
 #   cold     geak-eval --gpus 0 against --gpus 0,1, each on a fresh cache
 #   warm     the same with the calibrations and compiled kernels kept (the
 #            evaluation cache missed on purpose by another --speedup-limit)
-#   parallel examples/parallel.sh, two independent runs of the demo task
+#   parallel bin/geak-parallel.sh, two independent runs of the demo task
 #            (its recorded model, no key), pinned one to each GPU (-g 0,1)
 #            against both on GPU 0 (-g 0,0): wall time and ratio
 #   shards   two geak-eval processes by xargs -P 2 over halves of SET,
@@ -87,7 +87,7 @@ for step; do
 			[ "$pin" = 0,1 ] && [ "$gpus" -lt 2 ] && continue
 			rm -rf "$out/par-$pin"
 			t0=$(now)
-			"$top/examples/parallel.sh" -i 2 -R 2 -j 2 -g "$pin" -o "$out/par-$pin" \
+			"$top/bin/geak-parallel.sh" -i 2 -R 2 -j 2 -g "$pin" -o "$out/par-$pin" \
 				"$top/examples/demo/task.jsonl" > "$out/par-$pin.out" 2> "$out/par-$pin.err"
 			rc=$?
 			t1=$(now)

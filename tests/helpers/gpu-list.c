@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "eval/gpu.h"
+#include "gpu.h"
 #include "util.h"
 
 int

@@ -22,10 +22,10 @@ ms_per_run(char **argv, int layers, const struct geak_view *v, int n, int *appli
 
 	for (int i = 0; i < n; i++) {
 		struct geak_run r = {0};
+		struct geak_sandbox sb = { .layers = layers, .view = v };
 		r.spawn.argv = argv;
 		r.spawn.keep_fd = -1;
-		r.spawn.sandbox = layers;
-		r.spawn.view = v;
+		geak_sandbox_spawn(&r.spawn, &sb);
 		r.timeout_s = 60;
 		if (geak_run(&r) < 0 || !r.exited || r.code)
 			geak_die(GEAK_EXIT_FATAL, "%s failed under layers %d: %s%s", argv[0], layers,

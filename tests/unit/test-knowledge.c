@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "eval/gpu.h"
+#include "gpu.h"
 #include "knowledge.h"
 #include "util.h"
 

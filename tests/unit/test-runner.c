@@ -16,6 +16,7 @@
 
 #include "runner.h"
 #include "eval/sandbox.h"
+#include "secrets.h"
 #include "util.h"
 
 static char *env_argv[] = { "/usr/bin/env", NULL };
@@ -248,14 +249,14 @@ test_write_sandbox(void **state)
 	    "(echo geak-unit > /proc/self/comm) 2>/dev/null && echo named || echo unnamed", outside);
 	char *argv[] = { "/bin/sh", "-c", script, NULL };
 	const char *const dirs[] = { dir, "/dev", NULL };
+	struct geak_sandbox sb = { .layers = GEAK_SB_FSWRITE | GEAK_SB_NONET, .write_dirs = dirs };
 
 	(void)state;
 	memset(&r, 0, sizeof r);
 	r.spawn.argv = argv;
 	r.spawn.keep_fd = -1;
 	r.spawn.cwd = dir;
-	r.spawn.sandbox = GEAK_SB_FSWRITE | GEAK_SB_NONET;
-	r.spawn.write_dirs = dirs;
+	geak_sandbox_spawn(&r.spawn, &sb);
 	r.timeout_s = 10;
 	assert_int_equal(geak_run(&r), 0);
 	if (!(r.sandbox & GEAK_SB_FSWRITE)) {
@@ -274,12 +275,13 @@ test_no_network(void **state)
 {
 	struct geak_run r;
 	char *argv[] = { "/bin/sh", "-c", "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '", NULL };
+	struct geak_sandbox sb = { .layers = GEAK_SB_NONET };
 
 	(void)state;
 	memset(&r, 0, sizeof r);
 	r.spawn.argv = argv;
 	r.spawn.keep_fd = -1;
-	r.spawn.sandbox = GEAK_SB_NONET;
+	geak_sandbox_spawn(&r.spawn, &sb);
 	r.timeout_s = 10;
 	assert_int_equal(geak_run(&r), 0);
 	if (!(r.sandbox & GEAK_SB_NONET)) {
@@ -298,12 +300,13 @@ test_pid_namespace(void **state)
 {
 	struct geak_run r;
 	char *argv[] = { "/bin/sh", "-c", "echo $$; setsid sleep 31339.5 & ls /proc | grep -c '^[0-9]'", NULL };
+	struct geak_sandbox sb = { .layers = GEAK_SB_PID | GEAK_SB_IPC };
 
 	(void)state;
 	memset(&r, 0, sizeof r);
 	r.spawn.argv = argv;
 	r.spawn.keep_fd = -1;
-	r.spawn.sandbox = GEAK_SB_PID | GEAK_SB_IPC;
+	geak_sandbox_spawn(&r.spawn, &sb);
 	r.timeout_s = 10;
 	assert_int_equal(geak_run(&r), 0);
 	if (!(r.sandbox & GEAK_SB_PID)) {
@@ -335,6 +338,7 @@ test_view(void **state)
 	char *argv[] = { "/bin/sh", "-c", script, NULL };
 	const char *const rw[] = { work, NULL };
 	struct geak_view_spec sp = { .stage = stage, .rw = rw, .passwd = "root:x:0:0:r:/:/bin/false\n" };
+	struct geak_sandbox sb = { .layers = GEAK_SB_PID | GEAK_SB_VIEW };
 	struct stat st;
 	int applied;
 
@@ -346,8 +350,8 @@ test_view(void **state)
 	r.spawn.argv = argv;
 	r.spawn.keep_fd = -1;
 	r.spawn.cwd = work;
-	r.spawn.sandbox = GEAK_SB_PID | GEAK_SB_VIEW;
-	r.spawn.view = &v;
+	sb.view = &v;
+	geak_sandbox_spawn(&r.spawn, &sb);
 	r.timeout_s = 10;
 	assert_int_equal(geak_run(&r), 0);
 	geak_view_free(&v);

@@ -6,7 +6,8 @@ the code under test: run.py (a run by its plan), tasks.py and rocm.py (how
 each suite loads and runs), source.py (its source surgery), entry.py and
 launches.py (its calls and its kernels' launches), timing.py and bench.py
 (its timing), autotune.py (the one shim over Triton's autotuner), guard.py
-(seeding, poison, Landlock), cpu.py (the CPU mode).  Trusted side, in
+(seeding, poison, the parent's death), sandbox.py (the job's namespaces,
+cgroup, uid, limits and Landlock), cpu.py (the CPU mode).  Trusted side, in
 processes that never import it: calibrate.py (the reference's profile,
 from runs it forks), judge.py (pass or fail), compare.py and values.py
 (the one rule, and outputs as plain data), static.py (its source read).

@@ -1,6 +1,6 @@
 """What runs beside the code under test to keep its runs comparable and
-its process contained: seeding, poisoned memory, Landlock, the parent's
-death, the names of secrets.
+its process tied to its worker: seeding, poisoned memory, the parent's
+death (the sandbox, Landlock included, is sandbox.py's).
 
 These live in the process that runs untrusted code, so a determined
 candidate could subvert them; the verdict is made by judge.py from
@@ -280,64 +280,7 @@ def python_threads():
     return threading.active_count()
 
 
-# ---- Landlock ------------------------------------------------------------
-
-_SYS = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}
-_WRITE_ACCESS = (1 << 1) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | \
-    (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12)  # write file, remove, make *
-_REFER, _TRUNCATE = 1 << 13, 1 << 14
-
-
-class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64)]
-
-
-class _PathBeneath(ctypes.Structure):
-    _pack_ = 1
-    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-
-def restrict_writes(dirs):
-    """Allow writes only beneath dirs and this process's /proc entries, for
-    this process and its children.
-    Returns True when the kernel applied the rule set."""
-    nums = _SYS.get(os.uname().machine)
-    if not nums:
-        return False
-    create, add, restrict = nums
-    libc = ctypes.CDLL(None, use_errno=True)
-    abi = libc.syscall(create, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
-    if abi < 1:
-        return False
-    access = _WRITE_ACCESS
-    if abi >= 2:
-        access |= _REFER
-    if abi >= 3:
-        access |= _TRUNCATE
-    attr = _RulesetAttr(access)
-    rs = libc.syscall(create, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)),
-                      ctypes.c_uint32(0))
-    if rs < 0:
-        return False
-    try:
-        # The process's own /proc entries stay writable: the GPU runtime
-        # names its threads there and does not start where it cannot.
-        for d in list(dirs) + ["/proc/self"]:
-            try:
-                fd = os.open(d, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue
-            pb = _PathBeneath(access, fd)
-            libc.syscall(add, ctypes.c_int(rs), ctypes.c_int(1), ctypes.byref(pb),
-                         ctypes.c_uint32(0))
-            os.close(fd)
-        PR_SET_NO_NEW_PRIVS = 38
-        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            return False
-        return libc.syscall(restrict, ctypes.c_int(rs), ctypes.c_uint32(0)) == 0
-    finally:
-        os.close(rs)
-
+# ---- the parent ----------------------------------------------------------
 
 def die_with_parent():
     """SIGKILL this process when the worker that forked it dies."""
@@ -352,12 +295,3 @@ def become_subreaper():
     PR_SET_CHILD_SUBREAPER = 36
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-
-
-SECRET_MARKS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL",
-                "AUTH", "COOKIE", "PRIVATE")
-
-
-def secret_names():
-    """Names in the environment that look like credentials (must be none)."""
-    return sorted(n for n in os.environ if any(m in n.upper() for m in SECRET_MARKS))

@@ -28,7 +28,7 @@ import traceback
 
 import torch
 
-from . import autotune, entry, guard, intact, launches, outside, perturb, tasks, timing, values
+from . import autotune, entry, guard, intact, launches, outside, perturb, sandbox, tasks, timing, values
 from .errors import error_info
 
 COUNTER = launches.COUNTER
@@ -244,7 +244,7 @@ class Job:
             "nonce": self.nonce, "outputs_sha256": digest, "runs": self.runs, "perf": self.perf,
             "notes": sorted(self.program.notes), "launched": sorted(COUNTER.names),
             "tunings": autotune.choices(), "tuner_configs": autotune.counts(),
-            "secrets_in_env": guard.secret_names(), "spent": self.spent,
+            "secrets_in_env": sandbox.secret_names(), "spent": self.spent,
             "replaced": self._replaced(),
             "gpu_peak_mib": max(guard.device_peak_mib(self.device), self.parts_peak),
         }

@@ -26,9 +26,9 @@ each is an eighth of the limit, and RLIMIT_AS gets the three quarters they
 leave, so that what the job holds in all stays within the limit.
 
 and returns the letters of those applied; the relay adds P for the PID
-namespace and guard.py's Landlock gives L.  geak-eval passes its settings
-in GEAK_SANDBOX (JSON: uid, gid, cgroup, cgroup_host, memory,
-memory_cgroup, procs, pids_cgroup, hide).
+namespace and restrict_writes (Landlock) gives L.  geak-eval passes its
+settings in GEAK_SANDBOX (JSON: uid, gid, cgroup, cgroup_host, memory,
+memory_cgroup, procs, pids_cgroup, hide, ro).
 """
 import ctypes
 import errno
@@ -411,6 +411,85 @@ def _limits(own_uid, charged):
         resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
         done.add("A")
     return done
+
+
+# ---- Landlock ------------------------------------------------------------
+
+_SYS = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}
+_WRITE_ACCESS = (1 << 1) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | \
+    (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12)  # write file, remove, make *
+_REFER, _TRUNCATE = 1 << 13, 1 << 14
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64)]
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def restrict_writes(dirs):
+    """Allow writes only beneath dirs and this process's /proc entries, for
+    this process and its children.
+    Returns True when the kernel applied the rule set."""
+    nums = _SYS.get(os.uname().machine)
+    if not nums:
+        return False
+    create, add, restrict = nums
+    libc = ctypes.CDLL(None, use_errno=True)
+    abi = libc.syscall(create, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    if abi < 1:
+        return False
+    access = _WRITE_ACCESS
+    if abi >= 2:
+        access |= _REFER
+    if abi >= 3:
+        access |= _TRUNCATE
+    attr = _RulesetAttr(access)
+    rs = libc.syscall(create, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)),
+                      ctypes.c_uint32(0))
+    if rs < 0:
+        return False
+    try:
+        # The process's own /proc entries stay writable: the GPU runtime
+        # names its threads there and does not start where it cannot.
+        for d in list(dirs) + ["/proc/self"]:
+            try:
+                fd = os.open(d, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            pb = _PathBeneath(access, fd)
+            libc.syscall(add, ctypes.c_int(rs), ctypes.c_int(1), ctypes.byref(pb),
+                         ctypes.c_uint32(0))
+            os.close(fd)
+        PR_SET_NO_NEW_PRIVS = 38
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            return False
+        return libc.syscall(restrict, ctypes.c_int(rs), ctypes.c_uint32(0)) == 0
+    finally:
+        os.close(rs)
+
+
+# ---- the names of secrets ------------------------------------------------------
+
+# The marks of a credential's name, one a line: geak-eval's own rule
+# (lib/secrets.c is built from this file).
+SECRET_MARKS_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                 "secret-marks")
+
+
+def secret_marks():
+    with open(SECRET_MARKS_FILE) as fp:
+        return [ln.strip() for ln in fp if ln.strip() and not ln.startswith("#")]
+
+
+def secret_names():
+    """Names in the environment that look like credentials (must be none):
+    those holding one of secret_marks(), case aside."""
+    marks = secret_marks()
+    return sorted(n for n in os.environ if any(m in n.upper() for m in marks))
 
 
 # ---- all of it -----------------------------------------------------------------

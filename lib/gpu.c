@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/gpu.h"
+#include "gpu.h"
 #include "util.h"
 
 /* The loaders reach the functions through dlsym; POSIX guarantees that a

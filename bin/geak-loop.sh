@@ -1,5 +1,5 @@
 #!/bin/sh
-# loop.sh (installed as geak-loop): the sequential agent loop on a task
+# geak-loop (installed under that name): the sequential agent loop on a task
 # file, resumable.  See geak-loop(1).
 #
 #   iteration 0:  tasks -> geak-retrieve | geak-gen            -> iter-0.jsonl
@@ -46,9 +46,9 @@
 # GEAK_GEN_FLAGS, GEAK_EVAL_FLAGS, ... as described in geak-iter.sh.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-PATH=$here:$here/../bin:$PATH
+PATH=$here:$PATH
 export PATH
-prog=$(basename "$0")
+prog=$(basename "$0" .sh)
 
 iters=3 samples= out=out run= gpus= passk=1 verbose= max_cost= max_tokens=
 model= provider= base_url= cpu= jobs= force=
@@ -154,7 +154,7 @@ GEAK_LOCKED=$(cd "$out" && pwd)
 export GEAK_LOCKED
 
 # The run's settings reach its stages through their flag variables.  The
-# ledger is the run's (parallel.sh gives its runs one to share).
+# ledger is the run's (geak-parallel gives its runs one to share).
 GEAK_LLM_FLAGS="${GEAK_LLM_FLAGS:-}${provider:+ --provider $provider}${model:+ --model $model}${base_url:+ --base-url $base_url}${jobs:+ -j $jobs}${max_cost:+ --max-cost $max_cost}${max_tokens:+ --max-tokens-total $max_tokens}"
 # Samples are drawn for the first attempts only: each then goes on as a
 # lineage of its own, debugged and optimised one candidate at a time.
@@ -185,7 +185,7 @@ export GEAK_LLM_FLAGS
 # ---- the status line ----
 # The stages write theirs into $sdir (GEAK_STATUS_DIR), this script its
 # own into $sdir/.loop; on a terminal a background painter shows them as
-# one line.  Under parallel.sh (GEAK_LOOP_STATUS set) the files are kept
+# one line.  Under geak-parallel (GEAK_LOOP_STATUS set) the files are kept
 # for it to show, and nothing is painted here.
 sdir=$GEAK_LOCKED/.status
 painter=

@@ -1,29 +1,29 @@
 #!/bin/sh
-# parallel.sh (installed as geak-parallel): parallel scaling.  RUNS
+# geak-parallel (installed under that name): parallel scaling.  RUNS
 # independent runs of the loop (each its own folder, run index and, with
 # -g, GPU), JOBS at a time through xargs -P, then geak-select across all
 # of them for pass@k and the best kernel per task.  See geak-loop(1).
 #
-# Resumable like loop.sh: finished steps are not redone.  The output
+# Resumable like geak-loop: finished steps are not redone.  The output
 # folder is locked while it runs, as each run's folder is by its loop.
 # The runs share one ledger (DIR/ledger.json), so --max-cost and
 # --max-tokens-total hold for all of them together.  Each run's messages
 # go to DIR/run-R.log; on a terminal one line shows every run's step and
 # progress, and at the end one line sums the whole up.  On SIGTERM or
 # SIGINT no further run is started, the runs are stopped (each as
-# loop.sh stops) and waited for, and it exits 128 plus the signal's
-# number.  As in loop.sh, the task file is checked before anything is
+# geak-loop stops) and waited for, and it exits 128 plus the signal's
+# number.  As in geak-loop, the task file is checked before anything is
 # made, locked or asked, DIR/manifest.json keeps the settings (each
 # run's folder its own too), the runs go in a process group that is
 # stopped if this shell dies without doing so, and a lock whose holder
-# died is taken over.  Exit status as loop.sh's.
+# died is taken over.  Exit status as geak-loop's.
 set -u
 umask 027 # the runs' logs and records are not for every user of the host
 here=$(cd "$(dirname "$0")" && pwd)
-PATH=$here:$here/../bin:$PATH
+PATH=$here:$PATH
 export PATH
-prog=$(basename "$0")
-loop=$here/loop.sh
+prog=$(basename "$0" .sh)
+loop=$here/geak-loop.sh
 [ -x "$loop" ] || loop=$here/geak-loop
 
 iters=3 samples= runs=4 jobs=2 out=out gpus= passk= max_cost= max_tokens=
@@ -52,9 +52,9 @@ usage: $prog [-i ITERS] [-n SAMPLES] [-R RUNS] [-j JOBS] [-o DIR] [-g GPUS | --c
       --max-tokens-total N  ... or N tokens
       --force            resume in DIR even though its runs had other settings
   -h, --help             this help
-Environment: as loop.sh's (geak-loop --help): GEAK_MODEL, GEAK_PROVIDER,
+Environment: as geak-loop's (geak-loop --help): GEAK_MODEL, GEAK_PROVIDER,
 GEAK_BASE_URL, the provider's key, GEAK_PYTHON, GEAK_LLM_FLAGS and the
-other stages' GEAK_*_FLAGS, TMPDIR.  Exit status as loop.sh's; each run's
+other stages' GEAK_*_FLAGS, TMPDIR.  Exit status as geak-loop's; each run's
 messages are in DIR/run-R.log.
 USAGE
 	exit "$1"
@@ -163,7 +163,7 @@ say() {
 	else printf '%s\n' "$prog: $*" >&2; fi
 }
 
-# The runs' loop.sh processes are children of xargs, which does not pass
+# The runs' geak-loop processes are children of xargs, which does not pass
 # a signal on: each names itself in its folder's lock, and that lock is
 # free once every process of the run has ended.
 xargs_pid=
