@@ -84,8 +84,12 @@ tests/helpers/%: tests/helpers/%.c lib/libgeak.a $(LIBHDR) $(BUILD_STAMP)
 
 units: $(UNIT) $(HELPERS)
 
+# The test files run side by side, PROVE_JOBS at a time, each in a
+# scratch folder of its own with its own caches and GPU locks (tests/lib.sh).
+# PROVE_JOBS=1 runs them one by one.
+PROVE_JOBS = 2
 check: all units
-	@GEAK_SANITIZE='$(SANITIZE)' prove $(PROVE_FLAGS) tests/*.t
+	@GEAK_SANITIZE='$(SANITIZE)' prove -j$(PROVE_JOBS) $(PROVE_FLAGS) tests/*.t
 
 # The record reader under libFuzzer.  Needs clang.
 FUZZ_CC   = $(shell command -v clang 2>/dev/null || command -v clang-14 2>/dev/null || echo clang)

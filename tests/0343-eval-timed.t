@@ -35,18 +35,27 @@ check_same "... before it ended" "timed exit" \
 	"$(sed -n "s/.*: $job: \(timed\); .*/\1/p; s/.*: $job: \(exit\)$/\1/p" trace.txt | tr '\n' ' ' | sed 's/ $//')"
 
 # wrapped NAME: the honest candidate followed by standard input (a
-# wrapper of its add), judged as plain/NAME with the cases above on the
+# wrapper of its add), as the record of plain/NAME with the cases above
+# in wrapped.jsonl.  judge_wrapped judges them all in one run on the
 # stand-in GPU (--static off: the static checks would stop the wrappers'
-# introspection): NAME.out and NAME.err.
+# introspection): NAME.out, and NAME.err the trace lines of plain/NAME.
 wrapped() {
 	{ cat "$c/honest.py"; cat; } > "$1.py"
 	jq -nc --rawfile r "$c/add_reference.py" --rawfile t "$c/add_test.py" --rawfile code "$1.py" \
 		--rawfile perf perf.py --arg id "plain/$1" \
 		'{id: $id, code: $code, task: {suite: "plain", name: "add", reference: $r, test: $t, perf: $perf}}' \
-		> "$1.jsonl"
-	PYTHONPATH=$scratch/stand-in geak-eval --gpus 0 --no-cache --static off -v "$1.jsonl" \
-		> "$1.out" 2> "$1.err"
+		>> wrapped.jsonl
+	names="$names $1"
 }
+judge_wrapped() {
+	PYTHONPATH=$scratch/stand-in geak-eval --gpus 0 --no-cache --static off -v wrapped.jsonl \
+		> wrapped.out 2> wrapped.err
+	for n in $names; do
+		jq -c --arg id "plain/$n" 'select(.id == $id)' wrapped.out > "$n.out"
+		grep -F "(plain/$n): " wrapped.err > "$n.err"
+	done
+}
+names=
 
 # A run that ends in its timing, without the timing's record, fails at
 # the timing, its call counted: the record says so, not that the run
@@ -63,9 +72,6 @@ def add(x, y):
         os._exit(0)
     return _checked(x, y)
 PY
-check_same "a run that ends in its timing fails there" \
-	"true false perf no_output the timing ended without writing its result record" \
-	"$(jq -r '.eval | "\(.call) \(.exec) \(.stage) \(.reason) \(.message)"' leaves.out)"
 
 # A timing that runs out of GPU memory (the runs it paused keep theirs)
 # says nothing of the candidate: it stays correct, untimed.
@@ -81,10 +87,6 @@ def add(x, y):
         raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 256.00 MiB.")
     return _checked(x, y)
 PY
-check_same "a timing short of memory leaves the candidate correct, untimed" \
-	"true true null perf_failed 1" \
-	"$(jq -r '.eval | "\(.call) \(.exec) \(.speedup) \(.notes | map(select(. == "perf_failed")) | join(","))"' \
-		short.out) $(grep -c 'the timing ran out of GPU memory' short.err)"
 
 # A candidate that keeps its answers by what the inputs hold and, while
 # timed, returns a copy of the first without a launch: right, fast, and
@@ -106,9 +108,6 @@ def add(x, y):
         _memo[key] = _checked(x, y)
     return _memo[key].clone()
 PY
-check_match "a timed memo is rejected by its launches in the timed calls" \
-	"^true false perf cheat .*timed calls launched [0-9]+ of the candidate's kernels" \
-	"$(jq -r '.eval | "\(.call) \(.exec) \(.stage) \(.reason) \(.message)"' memo.out)"
 
 # A run that ran out of memory beside other jobs runs once more, started
 # as before, so that it is still timed: this one does only the first
@@ -125,12 +124,6 @@ def add(x, y):
         raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB.")
     return _checked(x, y)
 PY
-check_same "run again after running out of memory, it is timed" "true true oom_retry 1" \
-	"$(jq -r '.eval | "\(.exec) \(.speedup != null) \(.notes | map(select(. == "oom_retry")) | join(","))"' \
-		oom.out) $(grep -c 'cand-.*: out of GPU memory beside other jobs; again, expecting twice the memory' oom.err)"
-# What it asked for (no memory held on the stand-in device), with room.
-check_match "... expecting at least what it showed it needs" \
-	'cand-.*: it showed it needs 8192 MiB: 11264 MiB at least' "$(cat oom.err)"
 
 # A run that survives running out of memory in a check (a performance
 # case's) is not told to go: it runs once more, as above, and the case
@@ -148,6 +141,24 @@ def add(x, y):
         raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB.")
     return _checked(x, y)
 PY
+
+judge_wrapped
+check_same "a run that ends in its timing fails there" \
+	"true false perf no_output the timing ended without writing its result record" \
+	"$(jq -r '.eval | "\(.call) \(.exec) \(.stage) \(.reason) \(.message)"' leaves.out)"
+check_same "a timing short of memory leaves the candidate correct, untimed" \
+	"true true null perf_failed 1" \
+	"$(jq -r '.eval | "\(.call) \(.exec) \(.speedup) \(.notes | map(select(. == "perf_failed")) | join(","))"' \
+		short.out) $(grep -c 'the timing ran out of GPU memory' short.err)"
+check_match "a timed memo is rejected by its launches in the timed calls" \
+	"^true false perf cheat .*timed calls launched [0-9]+ of the candidate's kernels" \
+	"$(jq -r '.eval | "\(.call) \(.exec) \(.stage) \(.reason) \(.message)"' memo.out)"
+check_same "run again after running out of memory, it is timed" "true true oom_retry 1" \
+	"$(jq -r '.eval | "\(.exec) \(.speedup != null) \(.notes | map(select(. == "oom_retry")) | join(","))"' \
+		oom.out) $(grep -c 'cand-.*: out of GPU memory beside other jobs; again, expecting twice the memory' oom.err)"
+# What it asked for (no memory held on the stand-in device), with room.
+check_match "... expecting at least what it showed it needs" \
+	'cand-.*: it showed it needs 8192 MiB: 11264 MiB at least' "$(cat oom.err)"
 check_same "short of memory in a performance check, it runs again and is timed" \
 	"true true oom_retry 1" \
 	"$(jq -r '.eval | "\(.exec) \(.speedup != null) \(.notes | map(select(. == "oom_retry")) | join(","))"' \

@@ -195,7 +195,7 @@ check_same "they fit in 128" "true true" \
 jq -nc --rawfile r ref.py --rawfile t test.py --rawfile c threads.py \
 	'{id: "plain/op", code: $c, task: {suite: "plain", name: "op", entry: "scale", reference: $r, test: $t}}' > threads.jsonl
 share=$(( $(getconf _NPROCESSORS_ONLN) / 2 )); [ "$share" -ge 1 ] || share=1
-a=$(geak-eval --cpu -j 2 --no-cache --static off threads.jsonl 2>/dev/null | jq -r '.eval.stdout_tail')
+a=$(env -u OMP_NUM_THREADS geak-eval --cpu -j 2 --no-cache --static off threads.jsonl 2>/dev/null | jq -r '.eval.stdout_tail')
 b=$(OMP_NUM_THREADS=7 geak-eval --cpu -j 2 --no-cache --static off threads.jsonl 2>/dev/null | jq -r '.eval.stdout_tail')
 check_same "OMP_NUM_THREADS: the cores shared out among 2 slots, or the user's" "threads=$share threads=7" "$a $b"
 
