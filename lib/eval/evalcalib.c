@@ -773,8 +773,6 @@ import(struct geak_slot *s, const char *file, int to_stdout)
 		geak_warn("--import-calibration: %s", why);
 		return GEAK_EXIT_FATAL;
 	}
-	if (!(hello = local_hello(s, "--import-calibration")))
-		return GEAK_EXIT_FATAL;
 	base = geak_xasprintf("%s/profile", geak_eopt.cache_dir);
 	if (geak_mkdirs(base, 0700) < 0 || !(stage_dir = geak_mkworkdir(base, "import-"))) {
 		geak_warn("--import-calibration: cannot make a folder in %s:", base);
@@ -785,6 +783,13 @@ import(struct geak_slot *s, const char *file, int to_stdout)
 	st.keys = json_object();
 	if (stage_archive(file, &st, why, sizeof why) < 0) {
 		geak_warn("--import-calibration: %s: %s: refused, nothing imported", file, why);
+		geak_rmtree(stage_dir);
+		free(stage_dir), free(base);
+		json_decref(st.keys), json_decref(st.manifest);
+		return GEAK_EXIT_FATAL;
+	}
+	/* Known once the archive is: a refused one starts no harness. */
+	if (!(hello = local_hello(s, "--import-calibration"))) {
 		geak_rmtree(stage_dir);
 		free(stage_dir), free(base);
 		json_decref(st.keys), json_decref(st.manifest);
