@@ -10,10 +10,25 @@ command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 "$GEAK_PYTHON" -c 'import ctypes; ctypes.CDLL("libarchive.so.13")' 2>/dev/null ||
 	skip_all "no libarchive.so.13"
-plan 41
+plan 43
 
 check_same "geak-eval links no libarchive (it is loaded for an archive only)" 0 \
 	"$(ldd "$top/bin/geak-eval" | grep -c libarchive)"
+# Without libarchive (hidden in a mount namespace of its own, where
+# that can be made): said before anything runs.
+lib=$(ldconfig -p 2>/dev/null | awk '/libarchive\.so\.13 / { print $NF; exit }')
+if [ -n "$lib" ] && unshare -m sh -c "mount --bind /dev/null $lib" 2>/dev/null; then
+	for opt in export import; do
+		unshare -m sh -c "mount --bind /dev/null $lib &&
+			exec geak-eval --cpu --cache none --$opt-calibration x.tgz" < /dev/null > none.out 2> none.err
+		check_same "--$opt-calibration without libarchive: exit 3, said how to get it" \
+			"3 geak-eval: --$opt-calibration: libarchive.so.13 not found: install libarchive13" \
+			"$? $(cat none.err)"
+	done
+else
+	skip "no mount namespace here to hide libarchive in"
+	skip "no mount namespace here to hide libarchive in"
+fi
 check_match "--help names both options" "--export-calibration FILE.*--import-calibration FILE" \
 	"$(geak-eval --help | tr '\n' ' ')"
 
