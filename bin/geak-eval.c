@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "eval/evalcache.h"
+#include "eval/evalcalib.h"
 #include "eval/evalcascade.h"
 #include "eval/evalcheck.h"
 #include "eval/evaljob.h"
@@ -436,6 +437,7 @@ usage(FILE *fp)
 	    "       [--harness DIR] [--tmpdir DIR]\n"
 	    "       [--file-limit MIB] [--memory-limit MIB] [--max-task-timeout S]\n"
 	    "       [--max-task-memory MIB] [--proc-limit N] [--shard K/N] [--keep]\n"
+	    "       [--export-calibration FILE] [--import-calibration FILE]\n"
 	    "       [-u] [-v] [file ...]\n"
 	    "       %s --check [-g LIST | --cpu] [--python PATH]\n"
 	    "       %s --list-gpus\n"
@@ -478,6 +480,11 @@ usage(FILE *fp)
 	    "                          (default 256)\n"
 	    "      --shard K/N         only the input's records numbered K modulo N (from 0)\n"
 	    "      --keep              keep the run's folder (jobs, outputs, logs)\n"
+	    "      --export-calibration FILE  after the run, write the calibrations of the\n"
+	    "                          tasks read to FILE (a tar.gz; needs libarchive)\n"
+	    "      --import-calibration FILE  first load the calibrations in FILE into the\n"
+	    "                          cache (those of another device or harness refused);\n"
+	    "                          with no file operand, import only\n"
 	    "  -u, --unordered         write each record when it is done, not in input order\n"
 	    "  -v, --verbose           trace every job on stderr\n"
 	    "      --check             say which Python, torch, Triton and GPUs the harness\n"
@@ -514,7 +521,8 @@ static char *ncu_given;
 
 enum { O_CACHE = 256, O_NOCACHE, O_TIMEOUT, O_COMPILE, O_SEEDS, O_REPS, O_CASES, O_LIMIT,
 	O_PYTHON, O_HARNESS, O_TMP, O_KEEP, O_LIST, O_VERSION, O_CPU, O_NOPERF, O_STATIC, O_FILES,
-	O_CHECK, O_MEMORY, O_PROCS, O_PROFILE, O_NCU, O_SHARD, O_MAXTIME, O_MAXMEM, O_TORCHOPS };
+	O_CHECK, O_MEMORY, O_PROCS, O_PROFILE, O_NCU, O_SHARD, O_MAXTIME, O_MAXMEM, O_TORCHOPS,
+	O_EXPORT, O_IMPORT };
 
 static void
 parse_args(int argc, char **argv, const char **harness_dir)
@@ -542,6 +550,8 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		{ "max-task-memory", required_argument, NULL, O_MAXMEM },
 		{ "proc-limit", required_argument, NULL, O_PROCS },
 		{ "shard", required_argument, NULL, O_SHARD },
+		{ "export-calibration", required_argument, NULL, O_EXPORT },
+		{ "import-calibration", required_argument, NULL, O_IMPORT },
 		{ "list-gpus", no_argument, NULL, O_LIST }, { "cpu", no_argument, NULL, O_CPU }, { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION }, { NULL, 0, NULL, 0 },
 	};
@@ -591,6 +601,8 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		case O_PROCS: geak_eopt.proc_limit = geak_parse_long(optarg, "--proc-limit", 0, 1L << 22); break;
 		case O_KEEP: geak_eopt.keep = 1; break;
 		case O_SHARD: parse_shard(optarg); break;
+		case O_EXPORT: geak_copt.export_path = optarg; break;
+		case O_IMPORT: geak_copt.import_path = optarg; break;
 		case O_CHECK: check_mode = 1; break;
 		case O_LIST: exit(list_gpus());
 		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") < 0 ? GEAK_EXIT_FATAL : 0);
@@ -827,7 +839,7 @@ main(int argc, char **argv)
 		if (geak_fshut(stdout, "stdout") < 0)
 			status = GEAK_EXIT_FATAL;
 	} else {
-		status = geak_pool_run(&pool);
+		status = geak_calib_run(&slots[0], &pool);
 	}
 	geak_cleanup_begin();
 	for (long i = 0; i < geak_eopt.jobs; i++)

@@ -73,6 +73,6 @@ check_same "the honest candidate passes" true "$(ev honest .exec)"
 check_same "every record comes out" 4 "$(jq -s length out.jsonl)"
 check_same "the reference's writes beside its run folder are not in the cache" "" \
 	"$(find cache -name "geak-ref-$tag*")"
-check_same "the cached profile holds the profile alone" "profile.json profile.pt" \
+check_same "the cached profile holds the profile alone" "masks.pt profile.json profile.pt spec.json" \
 	"$(ls cache/profile/*/ | sort | tr '\n' ' ' | sed 's/ $//')"
 done_testing

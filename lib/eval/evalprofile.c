@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "eval/evalcache.h"
+#include "eval/evalcalib.h"
 #include "eval/evalprofile.h"
 #include "eval/harness.h"
 #include "record.h"
@@ -116,7 +117,7 @@ keepable(json_t *prof)
 
 /* What of a calibration's folder makes the profile: its job wrote there,
  * and may have left anything else beside them. */
-static const char *const profile_files[] = { GEAK_FILE_PROFILE, "profile.pt", NULL };
+static const char *const profile_files[] = { GEAK_FILE_PROFILE, "profile.pt", GEAK_FILE_MASKS, NULL };
 
 /* name copied from the job's folder from to the folder to (ours); 0, or
  * -1 with err set.  One the job did not leave is not copied. */
@@ -176,6 +177,9 @@ keep_profile(struct geak_profile *p, const char *tmp, const char *base, char *er
 	}
 	for (const char *const *f = profile_files; *f && r == 0; f++)
 		r = copy_out(tmp, *f, out, err, errlen);
+	/* The spec beside it: what an exported profile is checked by. */
+	if (r == 0)
+		geak_job_dump(p->refspec, out, GEAK_FILE_SPEC);
 	if (r == 0 && rename(out, dir) == 0)
 		*out = '\0';
 	if (*out)
@@ -230,12 +234,46 @@ calibrate(struct geak_slot *s, struct geak_profile *p, const char *base, char *e
 	return r;
 }
 
+/* The outputs of an imported profile made again (geak-eval
+ * --import-calibration); 0, or -1 when they cannot be, and the profile
+ * is put aside for a calibration of this machine's own. */
+static int
+regenerate(struct geak_slot *s, struct geak_profile *p, const char *base, const char *dir)
+{
+	char why[1024];
+	double t0 = geak_now();
+
+	geak_trace(s, "regenerating the reference's outputs (an imported profile)");
+	if (geak_calib_regenerate(s, p->refspec, dir, why, sizeof why) == 0) {
+		geak_trace(s, "regenerated the reference's outputs in %.1f s", geak_now() - t0);
+		return 0;
+	}
+	geak_warn("%s: the imported profile of the reference does not hold here: %s; "
+	    "calibrating it", s->where ? s->where : "geak-eval", why);
+	geak_calib_discard(base, p->key);
+	json_decref(p->profile);
+	free(p->dir), free(p->error);
+	p->profile = NULL, p->dir = NULL, p->error = NULL;
+	return -1;
+}
+
+void
+geak_profile_each(void (*fn)(void *arg, const char *key, json_t *refspec, const char *dir),
+    void *arg)
+{
+	pthread_mutex_lock(&mu);
+	for (struct geak_profile *p = profiles; p; p = p->next)
+		if (p->ready && p->dir && p->profile)
+			fn(arg, p->key, p->refspec, p->dir);
+	pthread_mutex_unlock(&mu);
+}
+
 struct geak_profile *
 geak_profile_get(struct geak_slot *s, json_t *refspec, double *seconds, char *err, size_t errlen)
 {
 	char key[65], *base, *dir;
 	struct geak_profile *p;
-	int r = 0;
+	int r = 0, worked = 0;
 	double t0 = geak_now();
 
 	geak_cache_key(refspec, key);
@@ -252,11 +290,17 @@ geak_profile_get(struct geak_slot *s, json_t *refspec, double *seconds, char *er
 	base = geak_eopt.no_cache ? geak_xasprintf("%s/profile", geak_eopt.scratch)
 	    : geak_xasprintf("%s/profile", geak_eopt.cache_dir);
 	dir = geak_xasprintf("%s/%s", base, key);
-	if (read_profile(p, dir) < 0) {
+	if (read_profile(p, dir) == 0 && geak_calib_wants_outputs(p->profile, dir)) {
+		regenerate(s, p, base, dir);
+		worked = 1;
+	}
+	if (!p->profile) {
 		geak_trace(s, "calibrating the reference");
 		r = calibrate(s, p, base, err, errlen);
-		*seconds += geak_now() - t0;
+		worked = 1;
 	}
+	if (worked)
+		*seconds += geak_now() - t0;
 	free(dir);
 	free(base);
 	pthread_mutex_lock(&mu);

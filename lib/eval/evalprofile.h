@@ -34,6 +34,11 @@ json_t *geak_profile_plan(const struct geak_profile *p);
 json_t *geak_profile_pins(const struct geak_profile *p);
 void geak_profile_keep_pins(const struct geak_profile *p, json_t *timing);
 
+/* fn called for each profile of this run that is kept on disk (key,
+ * the reference's spec, its folder), under the profiles' lock. */
+void geak_profile_each(void (*fn)(void *arg, const char *key, json_t *refspec, const char *dir),
+	void *arg);
+
 /* The profiles kept by this run, freed. */
 void geak_profiles_free(void);
 

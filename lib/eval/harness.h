@@ -8,6 +8,7 @@
 /* Operations ("op"). */
 #define GEAK_OP_STATIC    "static"     /* job.json's code read, static.json out */
 #define GEAK_OP_CALIBRATE "calibrate"  /* the reference known: profile.json, profile.pt */
+#define GEAK_OP_REGENERATE "regenerate" /* an imported profile's outputs: regen.json, profile.pt */
 #define GEAK_OP_RUN       "run"        /* code run by a plan: result.json, outputs.pt, timing */
 #define GEAK_OP_JUDGE     "judge"      /* a run judged against a profile: verdict.json */
 #define GEAK_OP_QUIT      "quit"
@@ -52,6 +53,9 @@
 #define GEAK_FILE_JOB      "job.json"      /* the task and the code, from geak-eval */
 #define GEAK_FILE_STATIC   "static.json"
 #define GEAK_FILE_PROFILE  "profile.json"
+#define GEAK_FILE_MASKS    "masks.pt"      /* a profile's masks alone */
+#define GEAK_FILE_SPEC     "spec.json"     /* the spec a profile was calibrated from */
+#define GEAK_FILE_REGEN    "regen.json"
 #define GEAK_FILE_RESULT   "result.json"
 #define GEAK_FILE_TIMING   "timing.json"
 #define GEAK_FILE_VERDICT  "verdict.json"

@@ -1,7 +1,7 @@
 """geak-eval's warm worker: imports torch and Triton once, then serves
 jobs read as JSON lines from descriptor 3, forking one child per job.
 
-Request:  {"op": "run"|"calibrate"|"judge"|"static", "dir": DIR, "nonce": HEX,
+Request:  {"op": "run"|"calibrate"|"regenerate"|"judge"|"static", "dir": DIR, "nonce": HEX,
            "timeout": S, "compile_timeout": S, "handshake": BOOL, ...}
 Response: {"status": "exit"|"signal"|"timeout"|"aborted", "code": N, "signal": N,
            "wall": S, "landlock": BOOL, "phase": "compile"|"run",
@@ -42,7 +42,7 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 
 import geakh  # noqa: E402
-from geakh import cachetrust, calibrate, guard, judge, pyprof, run, sandbox, static  # noqa: E402
+from geakh import cachetrust, calibrate, guard, judge, pyprof, regen, run, sandbox, static  # noqa: E402
 
 # Every job is a fork of this process: what a job imports after the fork,
 # each job imports again (about a second a job, most of it compiling
@@ -485,7 +485,7 @@ def child(req, status_w, go_r, out_w, err_w, pidns):
                 os.write(status_w, b"t")
         hooks = {"progress": progress, "ready": ready, "timed": timed}
         op = req["op"]
-        if op in ("run", "calibrate") and CPU:
+        if op in ("run", "calibrate", "regenerate") and CPU:
             from geakh import cpu
             cpu.install()
         pyprof.start()
@@ -493,6 +493,8 @@ def child(req, status_w, go_r, out_w, err_w, pidns):
             run.main(d, req["nonce"], req, hooks)
         elif op == "calibrate":
             calibrate.main(d, req["nonce"], req, hooks)
+        elif op == "regenerate":
+            regen.main(d, req["nonce"], req, hooks)
         elif op == "judge":
             progress()
             judge.main(req, d)

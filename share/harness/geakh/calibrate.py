@@ -26,13 +26,16 @@ A run that fails on poisoned memory makes every run go without the poison;
 one whose first run passes and a later one fails makes every run go to a
 process of its own ("one_call").  Runs of B, R and P that fail are left out.
 
-The profile (profile.json, profile.pt) holds the run mode, the first run's
+The profile (profile.json, profile.pt, masks.pt) holds the run mode, the first run's
 outputs per seed and case as the canonical ones, a mask per output of the
 elements where any two runs disagree and the most elements at which two
 runs differ (the spread), which arguments each call changes and which
 outputs the reference's own kernels write, which performance cases fail
 for it and their bytes and operations, and the plan a candidate runs by.
 A reference that cannot be calibrated leaves profile.json with its error.
+masks.pt holds the masks alone, and profile.json the sums of the canonical
+outputs outside them ("canon_sums"): a profile exported without its
+outputs gets them back from one more run of the reference (regen.py).
 """
 import json
 import math
@@ -43,7 +46,7 @@ import traceback
 
 import torch
 
-from . import compare, guard, pyprof, values
+from . import compare, guard, pyprof, regen, values
 from .errors import error_info
 
 # This process compares outputs between the runs it forks.  A torch that
@@ -439,6 +442,8 @@ def _profile(cal):
     if cal.has_perf and any(c["ok"] for c in cases) and not cal.perf_error:
         plan["perf"] = {"checks": 1, "skip": [c["key"] for c in cases if not c["ok"]],
                         "more": {c["key"]: 2 for c in cases if c.get("spread")}}
+    canon_sums = {part: {str(k): regen.fingerprint(t["canon"], t["mask"]) for k, t in tensors[part].items()}
+                  for part in ("seeds", "cases")}
     profile = {
         "ok": True, "suite": cal.spec.get("suite"), "poison": cal.poison, "one_call": cal.one_call, "seeds": seeds,
         "cases": cases, "perf_error": (cal.perf_error or {}).get("message"),
@@ -449,6 +454,7 @@ def _profile(cal):
         "outside": _outside_json(cal, has_kernels),
         "allow_torch_ops": bool(cal.spec.get("allow_torch_ops")),
         "replaced": first.get("replaced") or [],
+        "canon_sums": canon_sums,
     }
     return profile, tensors
 
@@ -538,6 +544,7 @@ def main(d, nonce, req, hooks):
     profile["nonce"] = nonce
     if tensors is not None:
         torch.save(tensors, os.path.join(d, "profile.pt"))
+        torch.save(regen.masks_of(tensors), os.path.join(d, "masks.pt"))
     tmp = os.path.join(d, "profile.json.tmp")
     with open(tmp, "w") as fp:
         json.dump(profile, fp)
