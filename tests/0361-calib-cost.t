@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 8
+plan 11
 c=$top/tests/cheats
 h=$top/tests/harness
 # calibrate NAME REF CAND: the whole path (perf_cpu.py), then the profile.
@@ -78,6 +78,23 @@ print(" ".join(out))
 PY
 )
 check_same "the device measured is the job's first visible one" "0 3 GPU-5a1c None None" "$devs"
+# geak-eval: the evaluation that calibrated carries the steps, and -v
+# traces them; the next candidate of the task, which used the profile,
+# carries none.
+geak=$top/../shared/bench/geak-eval-data.tar.gz
+if [ -r "$geak" ] && geak-import --suite tbg --ids vector_addition_custom --as-candidate "$geak" > ref.jsonl; then
+	{ cat ref.jsonl; jq -c '.code = .code + "\n# again\n"' ref.jsonl; } > two.jsonl
+	geak-eval -v --cpu -j 1 --no-cache --static off two.jsonl > two.out 2> trace.txt
+	check_same "the evaluation that calibrated carries its steps, the next one none" "true false" \
+		"$(jq -r '.eval | has("calibration") and (.calibration.A10.wall >= 0)' two.out | tr '\n' ' ' | sed 's/ $//')"
+	check_match "-v traces the steps" "calibrate-[^:]*: steps (s): A10 [0-9.]* (.*runs 4) B " "$(cat trace.txt)"
+	check_match "tests/gpu/trace-summary.py still reads the trace" "^3 jobs over" \
+		"$("$GEAK_PYTHON" "$top/tests/gpu/trace-summary.py" trace.txt | sed -n 1p)"
+else
+	skip "no benchmark archive"
+	skip "no benchmark archive"
+	skip "no benchmark archive"
+fi
 check_same "nothing went to stderr but the harness's own" "" \
 	"$(grep -E 'Traceback|Error' err.txt | grep -v 'expected' | head -3)"
 done_testing

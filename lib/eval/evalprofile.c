@@ -60,10 +60,11 @@ geak_profile_steps(const struct geak_profile *p)
 	return json_is_object(steps) ? steps : NULL;
 }
 
-/* The calibration's steps in the trace, one line: each process's seconds
- * and the named steps of them that took any, then the steps of its own. */
+/* The steps of the calibration in dir in the trace, one line: each
+ * process's seconds and the named steps of them that took any, then the
+ * steps of its own. */
 static void
-trace_steps(const struct geak_slot *s, json_t *prof)
+trace_steps(const struct geak_slot *s, const char *dir, json_t *prof)
 {
 	static const char *const parts[] = { "mem_wait", "tests", "perf_checks", "search",
 		"compile", "save", "load", "take", NULL };
@@ -93,7 +94,7 @@ trace_steps(const struct geak_slot *s, json_t *prof)
 			n += (size_t)snprintf(line + n, sizeof line - n, "runs %lld)",
 			    json_integer_value(json_object_get(v, "runs")));
 	}
-	geak_trace(s, "calibration steps (s):%s", line);
+	geak_trace(s, "%s: steps (s):%s", strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir, line);
 }
 
 long
@@ -262,7 +263,7 @@ calibrate(struct geak_slot *s, struct geak_profile *p, const char *base, char *e
 		    *why || *gist ? ": " : "", *why ? why : gist);
 		r = -1;
 	} else if (keepable(prof)) {
-		trace_steps(s, prof);
+		trace_steps(s, tmp, prof);
 		r = keep_profile(p, tmp, base, err, errlen);
 	} else {
 		/* Not kept: a failure that may not come again, known to this run. */
