@@ -87,7 +87,7 @@ if [ -r "$geak" ] && geak-import --suite tbg --ids vector_addition_custom --as-c
 	geak-eval -v --cpu -j 1 --no-cache --static off two.jsonl > two.out 2> trace.txt
 	check_same "the evaluation that calibrated carries its steps, the next one none" "true false" \
 		"$(jq -r '.eval | has("calibration") and (.calibration.A10.wall >= 0)' two.out | tr '\n' ' ' | sed 's/ $//')"
-	check_match "-v traces the steps" "calibrate-[^:]*: steps (s): A10 [0-9.]* (.*runs 4) B " "$(cat trace.txt)"
+	check_match "-v traces the steps" "calibrate-[^:]*: steps \\(s\\): A10 [0-9.]* \\(.*runs 4\\) B " "$(cat trace.txt)"
 	check_match "tests/gpu/trace-summary.py still reads the trace" "^3 jobs over" \
 		"$("$GEAK_PYTHON" "$top/tests/gpu/trace-summary.py" trace.txt | sed -n 1p)"
 else

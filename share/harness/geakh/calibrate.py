@@ -16,8 +16,8 @@ forked from this one, which itself never touches the device:
      configuration's outputs), and every seed where one does, half of
      RESAMPLES times more (fewer where their outputs, R's and P's, would
      pass R_BYTES): two runs show only part of what races.  R runs under
-     A's autotuner choices (searched once, in A; B covers the other
-     configurations) and in two rounds: R_FIRST runs of each, then, in
+     A's autotuner choices (searched once, in A) for every tuner whose
+     configurations B ran all of, and in two rounds: R_FIRST runs of each, then, in
      R2, the rest only where R's runs disagreed with the first outputs
      at an element where no earlier run did (the mask still grows); a
      mask that R's runs left as it was is taken as whole (see saturated);
@@ -444,8 +444,13 @@ class Calibration:
 
     def resample(self, name, seeds, cases, n):
         """The racing seeds and cases n times more, in one process, under
-        A's autotuner choices."""
+        A's autotuner choices where B ran every configuration of the
+        tuner; a tuner of more than CONFIG_SWEEP searches again, as before,
+        so that a configuration past B's sweep can still show here."""
         plan = self.plan([s for s in seeds for _ in range(n)], n if cases else 0, autotune=["pin", 0])
+        counts = self.first.get("tuner_configs") or {}
+        plan["pins"] = [c for c in plan["pins"] if isinstance(c, list) and c
+                        and counts.get(c[0], 1) <= CONFIG_SWEEP]
         if "perf" in plan:
             plan["perf"]["skip"] = sorted(k for k in self.case_info if k not in cases)
         got = self.process(name, plan)
