@@ -473,6 +473,8 @@ geak_evaluate(struct geak_slot *s, json_t *rec, json_t *spec, struct geak_eval *
 	if (!p)
 		return -1;
 	s->gpu_peak_mib = geak_profile_gpu_mib(p);
+	if (ev->phases[GEAK_PHASE_REFERENCE] > 0 && geak_profile_steps(p))
+		ev->calibration = json_incref(geak_profile_steps(p));
 	if (geak_profile_error(p)) {
 		snprintf(err, errlen, "%s", geak_profile_error(p));
 		return -1;

@@ -53,6 +53,51 @@ geak_profile_json(const struct geak_profile *p)
 	return p->profile;
 }
 
+json_t *
+geak_profile_steps(const struct geak_profile *p)
+{
+	json_t *steps = json_object_get(p->profile, "steps");
+
+	return json_is_object(steps) ? steps : NULL;
+}
+
+/* The steps of the calibration in dir in the trace, one line: each
+ * process's seconds and the named steps of them that took any, then the
+ * steps of its own. */
+static void
+trace_steps(const struct geak_slot *s, const char *dir, json_t *prof)
+{
+	static const char *const parts[] = { "mem_wait", "tests", "perf_checks", "search",
+		"compile", "save", "load", "take", NULL };
+	json_t *steps = json_object_get(prof, "steps"), *v;
+	const char *name;
+	char line[2048] = "";
+	size_t n = 0;
+
+	if (!json_is_object(steps))
+		return;
+	json_object_foreach(steps, name, v) {
+		if (n >= sizeof line - 1)
+			break;
+		if (json_is_number(v)) {
+			n += (size_t)snprintf(line + n, sizeof line - n, " %s %.1f", name,
+			    json_number_value(v));
+			continue;
+		}
+		n += (size_t)snprintf(line + n, sizeof line - n, " %s %.1f (", name,
+		    json_number_value(json_object_get(v, "wall")));
+		for (const char *const *p = parts; *p && n < sizeof line - 1; p++) {
+			double x = json_number_value(json_object_get(v, *p));
+			if (x >= 0.05)
+				n += (size_t)snprintf(line + n, sizeof line - n, "%s %.1f, ", *p, x);
+		}
+		if (n < sizeof line - 1)
+			n += (size_t)snprintf(line + n, sizeof line - n, "runs %lld)",
+			    json_integer_value(json_object_get(v, "runs")));
+	}
+	geak_trace(s, "%s: steps (s):%s", strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir, line);
+}
+
 long
 geak_profile_gpu_mib(const struct geak_profile *p)
 {
@@ -222,6 +267,7 @@ calibrate(struct geak_slot *s, struct geak_profile *p, const char *base, char *e
 		    *why || *gist ? ": " : "", *why ? why : gist);
 		r = -1;
 	} else if (keepable(prof)) {
+		trace_steps(s, tmp, prof);
 		r = keep_profile(p, tmp, base, err, errlen);
 	} else {
 		/* Not kept: a failure that may not come again, known to this run. */

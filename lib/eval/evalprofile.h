@@ -17,6 +17,9 @@ struct geak_profile;
  * see geak_profile_error.  Every candidate of a task shares one. */
 struct geak_profile *geak_profile_get(struct geak_slot *s, json_t *refspec, double *seconds,
 	char *err, size_t errlen);
+/* Where the reference's calibration spent its seconds, by process and
+ * step (profile.json's "steps"), or NULL; borrowed. */
+json_t *geak_profile_steps(const struct geak_profile *p);
 /* Why the reference cannot be calibrated, or NULL when it can. */
 const char *geak_profile_error(const struct geak_profile *p);
 const char *geak_profile_dir(const struct geak_profile *p);

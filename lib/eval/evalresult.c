@@ -56,6 +56,7 @@ geak_eval_free(struct geak_eval *ev)
 	}
 	json_decref(ev->peaks);
 	json_decref(ev->profile);
+	json_decref(ev->calibration);
 	free(ev->cases);
 	free(ev->device);
 	free(ev->harness);
@@ -284,6 +285,8 @@ geak_eval_json(const struct geak_eval *ev)
 		json_object_set(o, "peaks", ev->peaks);
 	if (ev->profile)
 		json_object_set(o, "profile", ev->profile);
+	if (ev->calibration)
+		json_object_set(o, "calibration", ev->calibration);
 	if (ev->runs)
 		json_object_set(o, "runs", ev->runs);
 	if (ev->static_findings)

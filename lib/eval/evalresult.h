@@ -51,6 +51,8 @@ struct geak_eval {
 	char *device, *harness;
 	json_t *peaks;               /* the device's, where a case used them, or NULL */
 	json_t *profile;             /* --profile's breakdown, or NULL */
+	json_t *calibration;         /* the reference's calibration steps, where this
+	                                evaluation calibrated it, or NULL */
 	double seconds, phases[GEAK_NPHASES];
 	char refused[256];           /* a file of the candidate's job not read: why */
 };

@@ -15,7 +15,9 @@ here and nowhere else:
            timed beside a candidate, takes the choices of its first full
            search);
   record   the choices made, as [kernel, key, configuration] text, and
-           the searches made and the seconds they took;
+           the searches made and the seconds they took, and the kernels
+           compiled (or loaded from the compile cache) and the seconds
+           that took, searches' compiles included;
   forget   every choice dropped, so that the next launch searches again
            (the timing tunes each side on each case);
   benching whether a search is timing configurations right now (launches
@@ -46,6 +48,8 @@ class _State:
         self.searches = 0
         self.search_s = 0.0  # seconds of the launches that searched
         self.benching = 0
+        self.compiles = 0
+        self.compile_s = 0.0  # seconds in JITFunction._do_compile
         self.pins = {}  # (kernel, key text) -> configuration text
         self.pinned = None  # which tuners take the pins (None: every one)
 
@@ -121,6 +125,31 @@ def install():
 
     cls.run, cls.prune_configs, cls._bench = _run, _prune, _bench
     cls._geak_shim = True
+    _time_compiles()
+
+
+def _time_compiles():
+    """Count JITFunction._do_compile's calls and seconds: a kernel
+    compiled, or loaded from the compile cache, for a specialisation this
+    process had not launched."""
+    try:
+        from triton.runtime.jit import JITFunction
+    except ImportError:
+        return
+    compile_ = getattr(JITFunction, "_do_compile", None)
+    if compile_ is None or getattr(compile_, "_geak_timed", False):
+        return
+
+    def _do_compile(self, *args, **kwargs):
+        t0 = time.monotonic()
+        try:
+            return compile_(self, *args, **kwargs)
+        finally:
+            STATE.compiles += 1
+            STATE.compile_s += time.monotonic() - t0
+
+    _do_compile._geak_timed = True
+    JITFunction._do_compile = _do_compile
 
 
 def _takes_pin(tuner):

@@ -15,12 +15,31 @@ forked from this one, which itself never touches the device:
   R  the cases on which two runs disagree (racing writes, or another
      configuration's outputs), and every seed where one does, half of
      RESAMPLES times more (fewer where their outputs, R's and P's, would
-     pass R_BYTES): two runs show only part of what races;
+     pass R_BYTES): two runs show only part of what races.  R runs under
+     A's autotuner choices (searched once, in A) for every tuner whose
+     configurations B ran all of, and in two rounds: R_FIRST runs of each, then, in
+     R2, the rest only where R's runs disagreed with the first outputs
+     at an element where no earlier run did (the mask still grows); a
+     mask that R's runs left as it was is taken as whole (see saturated);
   P  the same runs again, and every other seed and case twice,
      perturbed and with each kernel's programs in another order (see
      perturb): a race decided alike under one process's conditions, or by
      the order in which programs start, can go the other way under a
      candidate's.
+
+Before B, R, R2 and P start, the device must have free, as measured
+(NVML, see free_mib), what A's process held at most with room
+(need_mib), waiting MEM_WAIT_S at most: runs of heavy references beside
+one another would otherwise fill it and fail where they are alone fine.
+A itself, whose need is not known yet, is admitted by geak-eval's
+reservations.
+
+Each process's seconds (steps): its wall time, the memory wait before
+it, and of its own record the tests, the performance checks, the
+autotuner searches and the kernels compiled or loaded from the compile
+cache (both within tests and checks), saving its outputs; loading them
+here, and comparing (take); then the choice of what to resample
+(racing) and the profile made from all of them (profile).
 
 A run that fails on poisoned memory makes every run go without the poison;
 one whose first run passes and a later one fails makes every run go to a
@@ -37,6 +56,7 @@ masks.pt holds the masks alone, and profile.json the sums of the canonical
 outputs outside them ("canon_sums"): a profile exported without its
 outputs gets them back from one more run of the reference (regen.py).
 """
+import ctypes
 import json
 import math
 import os
@@ -57,6 +77,11 @@ THREADS = torch.get_num_threads()
 
 CONFIG_SWEEP = 8
 RESAMPLES = 12
+# R's first round: this many runs of each racing seed and case; the rest
+# of the resampling (R2) only where they added elements to the mask.
+R_FIRST = 3
+# What a run process may wait for the device's memory to be free.
+MEM_WAIT_S = 120
 # What one resampling may keep of outputs: the process that makes them
 # and this one that compares them each hold them all.
 R_BYTES = 2 << 30
@@ -73,9 +98,11 @@ class Failed(Exception):
         self.kind = kind
 
 
-def _run_process(d, name, spec, plan, budget):
+def _run_process(d, name, spec, plan, budget, step=None):
     """One run of the reference in a forked process, in d/name: (result,
-    outputs), or (None, why) when it ended without a result."""
+    outputs), or (None, why) when it ended without a result; step (a
+    dict) gets the seconds until it ended (run) and of reading its
+    outputs here (load)."""
     from . import run
     sub = os.path.join(d, name)
     os.makedirs(sub, exist_ok=True)
@@ -98,7 +125,10 @@ def _run_process(d, name, spec, plan, budget):
                 json.dump(error_info(exc), fp)
         finally:
             os._exit(code)
+    step = {} if step is None else step
+    t0 = time.monotonic()
     status = _wait(pid, budget)
+    step["run"] = round(time.monotonic() - t0, 3)
     if status is None:
         return None, {"kind": "timeout", "message": "a calibration run of the reference ran past "
                       f"{budget:.0f} s (see --timeout)"}
@@ -107,7 +137,9 @@ def _run_process(d, name, spec, plan, budget):
             res = json.load(fp)
         if res.get("nonce") != nonce:
             raise ValueError("not this run's result")
+        t0 = time.monotonic()
         outs = values.load(os.path.join(sub, "outputs.pt"))
+        step["load"] = round(time.monotonic() - t0, 3)
         # Read once; where the run folder lies in memory (a tmpfs), the
         # file would count against the job's memory as long as it stays.
         os.remove(os.path.join(sub, "outputs.pt"))
@@ -158,6 +190,93 @@ def _failed(res):
     return None
 
 
+# Room for what a process's peak leaves out, as geak-eval reckons it
+# (evaljob.c, with_room): a quarter more, and the runtime's context.
+CONTEXT_MIB = 1024
+
+
+def need_mib(peak_mib):
+    """The device memory, in MiB, a run process of a reference whose
+    process held peak_mib at most is expected to take: 0 where unknown."""
+    return peak_mib + peak_mib // 4 + CONTEXT_MIB if peak_mib > 0 else 0
+
+
+class _Nvml:
+    """The free memory of this job's GPU, from NVML (which needs no
+    device context, so this process, which forks, may ask); None where
+    there is no NVML or no NVIDIA device named."""
+
+    class Memory(ctypes.Structure):
+        _fields_ = [("total", ctypes.c_ulonglong), ("free", ctypes.c_ulonglong),
+                    ("used", ctypes.c_ulonglong)]
+
+    def __init__(self):
+        self.lib = self.handle = None
+        try:
+            lib = ctypes.CDLL("libnvidia-ml.so.1")
+            if lib.nvmlInit_v2() != 0:
+                return
+            handle = ctypes.c_void_p()
+            which = _visible_device()
+            if which is None:
+                return
+            if which.startswith("GPU-") or which.startswith("MIG-"):
+                rc = lib.nvmlDeviceGetHandleByUUID(which.encode(), ctypes.byref(handle))
+            else:
+                rc = lib.nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(int(which)), ctypes.byref(handle))
+            if rc == 0:
+                self.lib, self.handle = lib, handle
+        except (OSError, AttributeError, ValueError):
+            pass
+
+    def free_total_mib(self):
+        if self.lib is None:
+            return None
+        mem = self.Memory()
+        if self.lib.nvmlDeviceGetMemoryInfo(self.handle, ctypes.byref(mem)) != 0:
+            return None
+        return mem.free >> 20, mem.total >> 20
+
+
+def _visible_device():
+    """The device this job runs on as NVML names it: the first entry of
+    CUDA_VISIBLE_DEVICES (a UUID, or an index, which NVML takes as the
+    physical one: geak-eval sets what it discovered), "0" where unset,
+    None where it hides every device or the device is not NVIDIA's."""
+    if os.environ.get("ROCR_VISIBLE_DEVICES") is not None or torch.version.hip:
+        return None
+    got = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if got is None:
+        return "0"
+    first = got.split(",")[0].strip()
+    return first if first and (first.isdigit() or first.startswith(("GPU-", "MIG-"))) else None
+
+
+_NVML = []
+
+
+def free_mib():
+    """(free, total) MiB of this job's GPU now, or None where not known."""
+    if not _NVML:
+        _NVML.append(_Nvml())
+    return _NVML[0].free_total_mib()
+
+
+def wait_for_memory(need, limit=MEM_WAIT_S, poll=0.5, probe=None):
+    """Wait, up to limit seconds, until the device has need MiB free as
+    measured (probe: free_mib); the seconds waited.  Nothing is waited
+    where the need is not known, the memory cannot be measured, or the
+    device could never hold it."""
+    probe = probe or free_mib
+    t0 = time.monotonic()
+    while need > 0:
+        got = probe()
+        if got is None or got[0] >= need or need > got[1] or time.monotonic() - t0 >= limit:
+            break
+        time.sleep(poll)
+    return round(time.monotonic() - t0, 3)
+
+
 class Calibration:
     def __init__(self, spec, d, budget, perf):
         self.spec, self.dir, self.budget = spec, d, budget
@@ -172,7 +291,9 @@ class Calibration:
         self.case_info = {}
         self.first = None  # A's result
         self.spent = {}    # seconds of each process, by name
+        self.steps = {}    # where those went, by process and step (see the module's docstring)
         self.gpu_mib = 0   # the most device memory one run's process held
+        self.masks = {}    # (id(canon), id(other)) -> compare.unstable of the two
 
     def plan(self, runs, perf_checks=0, guard_poison=False, autotune=None):
         # Probes keep every argument, so that where one run's probe changes
@@ -180,6 +301,8 @@ class Calibration:
         p = {"runs": runs, "poison": self.poison, "one_call": self.one_call, "probe_inputs": True}
         if autotune is not None:
             p["autotune"] = autotune
+        if autotune == ["pin", 0]:  # A's choices, searched once
+            p["pins"] = self.first.get("tunings") or []
         if perf_checks and self.has_perf:
             p["perf"] = {"checks": perf_checks, "guard_poison": guard_poison}
         return p
@@ -205,9 +328,19 @@ class Calibration:
         return self.budget * max(1.0, calls / 4)
 
     def process(self, name, plan, budget=None):
+        self.last = name
+        step = self.steps.setdefault(name, {})
+        if self.gpu_mib and not self.spec.get("cpu"):
+            step["mem_wait"] = wait_for_memory(need_mib(self.gpu_mib))
+        step["runs"] = len(plan["runs"])
+        step["checks"] = (plan.get("perf") or {}).get("checks", 0)
         t0 = time.monotonic()
-        got = _run_process(self.dir, name, self.spec, plan, budget or self.budget_for(plan))
-        self.spent[name] = round(time.monotonic() - t0, 3)
+        got = _run_process(self.dir, name, self.spec, plan, budget or self.budget_for(plan), step)
+        self.spent[name] = step["wall"] = round(time.monotonic() - t0, 3)
+        spent = (got[0] or {}).get("spent") or {}
+        for k in ("tests", "perf_checks", "search", "compile", "compiles", "save"):
+            if isinstance(spent.get(k), (int, float)):
+                step[k] = spent[k]
         return got
 
     def first_runs(self):
@@ -236,6 +369,14 @@ class Calibration:
         """The passing runs and checks of process name, kept."""
         if res is None:
             return
+        t0 = time.monotonic()
+        try:
+            self._take(res, outs, name)
+        finally:
+            step = self.steps.setdefault(self.last, {})
+            step["take"] = round(step.get("take", 0) + time.monotonic() - t0, 3)
+
+    def _take(self, res, outs, name):
         self.gpu_mib = max(self.gpu_mib, int(res.get("gpu_peak_mib") or 0))
         self.take_outside(res)
         for r, o in zip(res["runs"], outs["runs"]):
@@ -292,15 +433,71 @@ class Calibration:
         self.take(*got, "B")
         # A reference run a process per call is not resampled: every
         # further run would be another process.
+        t0 = time.monotonic()
         seeds, cases = ([], set()) if self.one_call else self.racing()
+        self.steps["racing"] = round(time.monotonic() - t0, 3)
         if seeds or cases:
             n = max(2, self.resamples(seeds, cases) // 2)
-            plan = self.plan([s for s in seeds for _ in range(n)], n if cases else 0)
-            if "perf" in plan:
-                plan["perf"]["skip"] = sorted(k for k in self.case_info if k not in cases)
-            got = self.process("R", plan)
-            self.take(*got, "R")
+            first = min(n, R_FIRST)
+            before = self.item_masks(seeds, cases)
+            self.resample("R", seeds, cases, first)
+            if n > first and not self.saturated(seeds, cases, before):
+                self.resample("R2", seeds, cases, n - first)
             self.perturbed(seeds, cases, n)
+
+    def resample(self, name, seeds, cases, n):
+        """The racing seeds and cases n times more, in one process, under
+        A's autotuner choices where B ran every configuration of the
+        tuner; a tuner of more than CONFIG_SWEEP searches again, as before,
+        so that a configuration past B's sweep can still show here."""
+        plan = self.plan([s for s in seeds for _ in range(n)], n if cases else 0, autotune=["pin", 0])
+        counts = self.first.get("tuner_configs") or {}
+        plan["pins"] = [c for c in plan["pins"] if isinstance(c, list) and c
+                        and counts.get(c[0], 1) <= CONFIG_SWEEP]
+        if "perf" in plan:
+            plan["perf"]["skip"] = sorted(k for k in self.case_info if k not in cases)
+        got = self.process(name, plan)
+        self.take(*got, name)
+
+    def canon(self, what):
+        """The first output of a seed or a case (A's first run of it)."""
+        kind, key = what
+        if kind == "seed":
+            return next((o for s, _, o in self.runs if s == key), None)
+        return (self.cases.get(key) or [None])[0]
+
+    def unstable(self, canon, other):
+        """compare.unstable of the two, computed once per pair."""
+        key = (id(canon), id(other))
+        if key not in self.masks:  # the pair is held too: ids stay theirs
+            rtol, atol = compare.tolerance(self.spec)
+            self.masks[key] = (canon, other, compare.unstable(canon, other, rtol, atol))
+        return self.masks[key][2]
+
+    def item_masks(self, seeds, cases, only=None):
+        """Per racing seed and case, the union of where each run (of the
+        processes named only, or of all) disagrees with its first output."""
+        out = {}
+        for what in [("seed", s) for s in seeds] + [("case", k) for k in cases]:
+            canon = self.canon(what)
+            got = [o for name, outs in self.by_process.get(what, {}).items()
+                   if only is None or name == only for o in outs if o is not canon]
+            out[what] = compare.union(*[self.unstable(canon, o) for o in got])
+        return out
+
+    def saturated(self, seeds, cases, before):
+        """Whether R's runs left every racing seed's and case's mask as the
+        runs before them made it: no element at which an R run disagrees
+        with the first outputs that no earlier run disagreed at.  The rule
+        that stops the resampling there: a race that R_FIRST more runs of
+        one process did not widen is taken as seen whole; P still runs it
+        as often as before under its own conditions."""
+        new = self.item_masks(seeds, cases, only="R")
+        for what, mask in new.items():
+            old = before.get(what)
+            if compare.count(compare.union(old, mask)) > compare.count(old):
+                return False
+        return True
 
     def perturbed(self, seeds, cases, n):
         """P: the racing seeds and cases n times more, and, since a
@@ -319,7 +516,8 @@ class Calibration:
             plan["perf"]["skip"] = sorted(k for k, c in self.case_info.items() if not c.get("ok"))
             plan["perf"]["more"] = {k: n - 2 for k in cases}
         first = sum(v for k, v in self.spent.items() if k.startswith("A"))
-        budget = min(self.budget_for(plan), P_SECONDS + P_SLACK * (first + self.spent["R"]))
+        resampled = sum(v for k, v in self.spent.items() if k.startswith("R"))
+        budget = min(self.budget_for(plan), P_SECONDS + P_SLACK * (first + resampled))
         self.take(*self.process("P", plan, budget), "P")
 
     def racing(self):
@@ -327,11 +525,9 @@ class Calibration:
         any process and configuration: a difference that another
         configuration makes can hide a race behind it.  A runs only the
         first seed twice: where one seed differs, every seed is resampled."""
-        rtol, atol = compare.tolerance(self.spec)
-
         def differs(what):
             outs = [o for got in self.by_process.get(what, {}).values() for o in got]
-            return any(compare.unstable(outs[0], o, rtol, atol) is not None for o in outs[1:])
+            return any(self.unstable(outs[0], o) is not None for o in outs[1:])
         seeds = self.seeds if any(differs(("seed", s)) for s in self.seeds) else []
         return seeds, {k for k in self.cases if differs(("case", k))}
 
@@ -356,7 +552,7 @@ def _profile(cal):
     for seed in cal.seeds:
         rec, canon = canon_runs[seed]
         others = [o for s, r, o in cal.runs if s == seed and o is not canon]
-        masks = [compare.unstable(canon, o, rtol, atol) for o in others]
+        masks = [cal.unstable(canon, o) for o in others]
         mask = compare.union(*masks)
         spread = max((compare.count(m) for m in masks), default=0)
         changed = {}
@@ -396,7 +592,7 @@ def _profile(cal):
             cases.append(entry)
             continue
         canon = outs[0]
-        masks = [compare.unstable(canon, o, rtol, atol) for o in outs[1:]]
+        masks = [cal.unstable(canon, o) for o in outs[1:]]
         spread = max((compare.count(m) for m in masks), default=0)
         poisoned = cal.guard_runs.get(key)
         if poisoned is not None:
@@ -536,9 +732,17 @@ def main(d, nonce, req, hooks):
     budget = float(req.get("run_budget") or 420)
     compare.configure(spec)
     cal = Calibration(spec, d, budget, req.get("perf", not spec.get("cpu")))
+    t0 = time.monotonic()
     try:
         cal.run()
+        # No process is forked after the runs: the comparisons may use
+        # the threads the job was given.
+        torch.set_num_threads(THREADS)
+        t1 = time.monotonic()
         profile, tensors = _profile(cal)
+        cal.steps["profile"] = round(time.monotonic() - t1, 3)
+        cal.steps["total"] = round(time.monotonic() - t0, 3)
+        profile["steps"] = cal.steps
     except Failed as exc:
         profile, tensors = {"ok": False, "kind": exc.kind, "error": str(exc)}, None
     profile["nonce"] = nonce

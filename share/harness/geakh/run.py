@@ -237,9 +237,14 @@ class Job:
         if limit != resource.RLIM_INFINITY and size > limit:
             raise RuntimeError(f"the outputs take {size / 2**20:.0f} MiB, more than a job may "
                                f"write in one file ({limit / 2**20:.0f} MiB: geak-eval --file-limit)")
+        t0 = time.monotonic()
         torch.save(data, opath)
         with open(opath, "rb") as fp:
             digest = hashlib.sha256(fp.read()).hexdigest()
+        self.spent["save"] = round(time.monotonic() - t0, 4)
+        self.spent["search"] = round(autotune.STATE.search_s, 4)
+        self.spent["compile"] = round(autotune.STATE.compile_s, 4)
+        self.spent["compiles"] = autotune.STATE.compiles
         result = {
             "nonce": self.nonce, "outputs_sha256": digest, "runs": self.runs, "perf": self.perf,
             "notes": sorted(self.program.notes), "launched": sorted(COUNTER.names),
