@@ -32,6 +32,42 @@
 #include "eval/sandbox.h"
 #include "secrets.h"
 
+/* The options, as given and then settled by setup; the job layer gets
+ * what it needs of them as a geak_evalcfg (job_config). */
+struct evalopts {
+	long jobs;
+	char **gpus;              /* one per slot's device; NULL: the CPU mode */
+	size_t ngpus;
+	char *vendor;             /* of the GPUs, from the runtimes; NULL: unknown */
+	double timeout_s, compile_s;
+	int timeout_given;        /* --timeout was given: a task's own is not taken */
+	double max_task_timeout_s;  /* the most a task's own timeout may be */
+	long max_task_memory_mib;   /* the most a task's own memory may be */
+	char *cache_dir;
+	int no_cache, keep, cpu, gpus_given, no_perf, unordered, verbose;
+	int profile;              /* --profile: a kernel breakdown of the largest case */
+	char *ncu;                /* the profiler reading hardware counters, or NULL */
+	char *counters_why;       /* with --profile and no ncu: why there are no counters */
+	const char *static_mode;  /* strict, warn or off */
+	long seeds, reps;
+	long perf_cases;          /* a task's performance cases run, 0: all */
+	long file_limit_mib;
+	long memory_mib, proc_limit;  /* each job's; 0: none */
+	int memory_given;         /* --memory-limit was given: never more */
+	double speedup_limit;     /* flag speedups above it; 0: none */
+	int allow_torch_ops;      /* --allow-torch-ops */
+	const char *python;
+	char *harness;            /* geak_worker.py */
+	const char *tmp_parent;
+	char *scratch;            /* this run's private directory */
+	char *triton_cache;       /* per-code compile caches, shared by every job */
+	char *lockdir;
+	double started;           /* for -v */
+	const char *export_path;  /* --export-calibration FILE, or NULL */
+	const char *import_path;  /* --import-calibration FILE, or NULL */
+};
+static struct evalopts geak_eopt;
+
 /* ---- the task ---- */
 
 static const struct geak_field task_fields[] = {
@@ -203,15 +239,68 @@ up_or_abort(struct geak_slot *s)
 	return 0;
 }
 
+/* The record's evaluation from the cache, where it is there: 1, else 0. */
+static int
+from_cache(json_t *rec, const char *sha, const char *key)
+{
+	json_t *cached = geak_eopt.no_cache ? NULL : geak_cache_get(geak_eopt.cache_dir, "eval", key);
+
+	if (!json_is_object(cached)) {
+		json_decref(cached);
+		return 0;
+	}
+	json_object_set_new(cached, "cached", json_true());
+	json_object_set_new(rec, "eval", cached);
+	if (geak_absent(rec, "code_sha"))
+		json_object_set_new(rec, "code_sha", json_string(sha));
+	return 1;
+}
+
+/* The candidate evaluated by its slot's running worker, into its record
+ * and the cache. */
+static int
+evaluate(struct geak_cand *c, json_t *rec, json_t *spec, const char *sha, const char *key)
+{
+	struct geak_slot *s = c->slot;
+	json_t *hello = s->w[GEAK_W_RUN].hello, *evj;
+	char msg[2048];
+	struct geak_eval ev;
+	double t0 = geak_now(); /* the worker's start-up is not this candidate's time */
+	int r;
+
+	geak_trace(c, "started");
+	geak_eval_init(&ev, sha, geak_get_str(hello, "device.name"), geak_get_str(hello, "harness"));
+	r = geak_evaluate(c, rec, spec, &ev, msg, sizeof msg);
+	geak_trace(c, "%s", r < 0 ? "failed" : "finished");
+	if (r < 0) {
+		geak_eval_free(&ev);
+		return fail_record(rec, c->where, "harness", msg);
+	}
+	ev.seconds = geak_now() - t0;
+	ev.sandbox_more = geak_worker_sandbox(&s->w[GEAK_W_RUN]);
+	geak_eval_sandbox_notes(&ev);
+	/* A candidate whose output held a credential of ours tried to steal
+	 * it: what it said is redacted, and it is flagged. */
+	if (geak_eval_redact(&ev))
+		geak_eval_flag(&ev, GEAK_FLAG_SECRETS_IN_ENV);
+	evj = geak_eval_json(&ev);
+	if (!geak_eopt.no_cache && cacheable(&ev) &&
+	    geak_cache_put(geak_eopt.cache_dir, "eval", key, evj) < 0)
+		geak_warn("cannot write to the cache %s: %s", geak_eopt.cache_dir, strerror(errno));
+	geak_eval_free(&ev);
+	json_object_set_new(rec, "eval", evj);
+	if (geak_absent(rec, "code_sha"))
+		json_object_set_new(rec, "code_sha", json_string(sha));
+	return GEAK_DONE;
+}
+
 static int
 process(void *arg, json_t *rec, const char *where)
 {
 	struct geak_slot *s = arg;
 	char msg[2048], sha[65], key[65];
 	const char *code = json_string_value(json_object_get(rec, "code"));
-	json_t *spec, *cached, *hello;
-	struct geak_eval ev;
-	double t0 = geak_now();
+	json_t *spec, *hello, *id = json_object_get(rec, "id");
 	int r;
 
 	if (!code)
@@ -219,27 +308,22 @@ process(void *arg, json_t *rec, const char *where)
 	geak_sha256_hex(code, strlen(code), sha);
 	if (json_is_string(geak_get(rec, "eval.code_sha")) && !strcmp(geak_get_str(rec, "eval.code_sha"), sha))
 		return GEAK_PASS; /* evaluated already */
-	s->where = where;
-	s->id = json_is_string(json_object_get(rec, "id")) ? json_string_value(json_object_get(rec, "id")) : "";
-	s->task_timeout_s = json_number_value(geak_get(rec, "task.timeout"));
-	s->task_memory_mib = json_is_integer(geak_get(rec, "task.memory_mib")) ?
-	    (long)json_integer_value(geak_get(rec, "task.memory_mib")) : 0;
+	struct geak_cand cand = {
+		.slot = s, .where = where, .id = json_is_string(id) ? json_string_value(id) : "",
+		.task_timeout_s = json_number_value(geak_get(rec, "task.timeout")),
+		.task_memory_mib = json_is_integer(geak_get(rec, "task.memory_mib")) ?
+		    (long)json_integer_value(geak_get(rec, "task.memory_mib")) : 0,
+	};
 	if (!(hello = geak_slot_hello(s)) && up_or_abort(s) < 0)
 		return GEAK_ABORT;
 	hello = geak_slot_hello(s);
 	if (!(spec = task_spec(rec, s->gpu, hello, msg, sizeof msg)))
 		return geak_bad_field(rec, where, "%s", msg);
 	eval_key(spec, sha, key);
-	cached = geak_eopt.no_cache ? NULL : geak_cache_get(geak_eopt.cache_dir, "eval", key);
-	if (json_is_object(cached)) {
-		json_object_set_new(cached, "cached", json_true());
-		json_object_set_new(rec, "eval", cached);
-		if (geak_absent(rec, "code_sha"))
-			json_object_set_new(rec, "code_sha", json_string(sha));
+	if (from_cache(rec, sha, key)) {
 		json_decref(spec);
 		return GEAK_DONE;
 	}
-	json_decref(cached);
 	if (!s->up[GEAK_W_RUN]) {
 		/* A miss under a stored greeting: start the worker, and key the
 		 * result by what it says. */
@@ -250,35 +334,9 @@ process(void *arg, json_t *rec, const char *where)
 			return geak_bad_field(rec, where, "%s", msg);
 		eval_key(spec, sha, key);
 	}
-	t0 = geak_now(); /* the worker's start-up is not this candidate's time */
-	geak_trace(s, "started");
-	hello = s->w[GEAK_W_RUN].hello;
-	geak_eval_init(&ev, sha, geak_get_str(hello, "device.name"), geak_get_str(hello, "harness"));
-	r = geak_evaluate(s, rec, spec, &ev, msg, sizeof msg);
+	r = evaluate(&cand, rec, spec, sha, key);
 	json_decref(spec);
-	geak_trace(s, "%s", r < 0 ? "failed" : "finished");
-	if (r < 0) {
-		geak_eval_free(&ev);
-		return fail_record(rec, where, "harness", msg);
-	}
-	ev.seconds = geak_now() - t0;
-	ev.sandbox_more = geak_worker_sandbox(&s->w[GEAK_W_RUN]);
-	geak_eval_sandbox_notes(&ev);
-	/* A candidate whose output held a credential of ours tried to steal
-	 * it: what it said is redacted, and it is flagged. */
-	if (geak_eval_redact(&ev))
-		geak_eval_flag(&ev, GEAK_FLAG_SECRETS_IN_ENV);
-	json_t *evj = geak_eval_json(&ev);
-	if (!geak_eopt.no_cache && cacheable(&ev) &&
-	    geak_cache_put(geak_eopt.cache_dir, "eval", key, evj) < 0)
-		geak_warn("cannot write to the cache %s: %s", geak_eopt.cache_dir, strerror(errno));
-	geak_eval_free(&ev);
-	json_object_set_new(rec, "eval", evj);
-	if (geak_absent(rec, "code_sha"))
-		json_object_set_new(rec, "code_sha", json_string(sha));
-	s->where = NULL;
-	s->id = "";
-	return GEAK_DONE;
+	return r;
 }
 
 /* ---- counts, for the progress line and the summary ---- */
@@ -330,6 +388,24 @@ slot_end(void *arg)
 
 static int check_mode; /* --check: say it there, not as a warning */
 static char cpu_why[320] = "--cpu"; /* why the CPU mode, for --check */
+
+/* Where the candidates would be evaluated, for --check. */
+static char *
+mode_line(void)
+{
+	struct geak_buf b = { 0 };
+
+	if (!geak_eopt.ngpus) {
+		geak_buf_printf(&b, "evaluating on: the CPU, under Triton's interpreter (%s): call "
+		    "and exec only, no speedup", cpu_why);
+		return geak_buf_steal(&b);
+	}
+	geak_buf_printf(&b, "evaluating on: GPU%s", geak_eopt.ngpus > 1 ? "s" : "");
+	for (size_t i = 0; i < geak_eopt.ngpus; i++)
+		geak_buf_printf(&b, "%s %s", i ? "," : "", geak_eopt.gpus[i]);
+	geak_buf_printf(&b, " (%s)", geak_eopt.gpus_given ? "--gpus" : "found");
+	return geak_buf_steal(&b);
+}
 
 static void
 add_gpu(const char *g)
@@ -601,8 +677,8 @@ parse_args(int argc, char **argv, const char **harness_dir)
 		case O_PROCS: geak_eopt.proc_limit = geak_parse_long(optarg, "--proc-limit", 0, 1L << 22); break;
 		case O_KEEP: geak_eopt.keep = 1; break;
 		case O_SHARD: parse_shard(optarg); break;
-		case O_EXPORT: geak_copt.export_path = optarg; break;
-		case O_IMPORT: geak_copt.import_path = optarg; break;
+		case O_EXPORT: geak_eopt.export_path = optarg; break;
+		case O_IMPORT: geak_eopt.import_path = optarg; break;
 		case O_CHECK: check_mode = 1; break;
 		case O_LIST: exit(list_gpus());
 		case 'h': usage(stdout); exit(geak_fshut(stdout, "stdout") < 0 ? GEAK_EXIT_FATAL : 0);
@@ -767,12 +843,74 @@ setup(const char *harness_dir)
 	geak_eopt.cache_dir = abs;
 	geak_eopt.triton_cache = geak_xasprintf("%s/triton", geak_eopt.cache_dir);
 	geak_eopt.lockdir = geak_gpulock_dir();
-	if (geak_eopt.profile && geak_eopt.ngpus)
+	/* --check says what --profile would read the counters with, and
+	 * starts the worker as --profile would. */
+	if ((geak_eopt.profile || check_mode) && geak_eopt.ngpus)
 		find_ncu();
 }
 
 /* Seconds a run that waits for GPU memory holds new runs back. */
 #define HOLD_S 60
+
+/* What the job layer is told of the options, once setup has settled
+ * them: the same for every slot, and read only there. */
+static struct geak_evalcfg
+job_config(const char *const *write_dirs)
+{
+	const struct evalopts *o = &geak_eopt;
+
+	return (struct geak_evalcfg){
+		.jobs = o->jobs, .ngpus = o->ngpus, .vendor = o->vendor, .timeout_s = o->timeout_s,
+		.compile_s = o->compile_s, .timeout_given = o->timeout_given,
+		.max_task_timeout_s = o->max_task_timeout_s,
+		.max_task_memory_mib = o->max_task_memory_mib, .cache_dir = o->cache_dir,
+		.no_cache = o->no_cache, .keep = o->keep, .no_perf = o->no_perf, .verbose = o->verbose,
+		.profile = o->profile, .ncu = o->ncu, .counters_why = o->counters_why,
+		.static_mode = o->static_mode, .reps = o->reps, .file_limit_mib = o->file_limit_mib,
+		.memory_mib = o->memory_mib, .proc_limit = o->proc_limit,
+		.memory_given = o->memory_given, .speedup_limit = o->speedup_limit,
+		.python = o->python, .harness = o->harness, .scratch = o->scratch,
+		.triton_cache = o->triton_cache, .lockdir = o->lockdir, .write_dirs = write_dirs,
+		.started = o->started,
+	};
+}
+
+/* One queue per GPU (at least one, unused in the CPU mode). */
+static struct geak_gpuqueue *
+make_queues(void)
+{
+	struct geak_gpuqueue *queues = geak_xcalloc(geak_eopt.ngpus ? geak_eopt.ngpus : 1,
+	    sizeof *queues);
+
+	for (size_t i = 0; i < geak_eopt.ngpus; i++) {
+		geak_gpuqueue_init(&queues[i], geak_eopt.lockdir, geak_eopt.gpus[i]);
+		/* Most runs end within a minute: a run that waits for memory
+		 * holds new ones back that long, not until a calibration of
+		 * minutes ends; after that it runs when there is room. */
+		queues[i].drain_hold_s = HOLD_S;
+	}
+	return queues;
+}
+
+/* The slots, each with a home of its own, taking the GPUs in turn; slotp
+ * gets a pointer to each. */
+static struct geak_slot *
+make_slots(const struct geak_evalcfg *cfg, struct geak_gpuqueue *queues, void **slotp)
+{
+	struct geak_slot *slots = geak_xcalloc((size_t)geak_eopt.jobs, sizeof *slots);
+
+	for (long i = 0; i < geak_eopt.jobs; i++) {
+		char *home = geak_xasprintf("%s/home%ld", geak_eopt.scratch, i);
+		if (mkdir(home, 0700) < 0)
+			geak_die(GEAK_EXIT_FATAL, "%s:", home);
+		geak_slot_init(&slots[i], cfg, (int)i,
+		    geak_eopt.ngpus ? geak_eopt.gpus[i % (long)geak_eopt.ngpus] : NULL,
+		    geak_eopt.ngpus ? &queues[i % (long)geak_eopt.ngpus] : NULL, home);
+		free(home);
+		slotp[i] = &slots[i];
+	}
+	return slots;
+}
 
 int
 main(int argc, char **argv)
@@ -791,7 +929,7 @@ main(int argc, char **argv)
 	geak_setprog(argv[0]);
 	/* GPU discovery below starts the runtime's threads. */
 	geak_cleanup_block();
-	geak_eopt = (struct geak_evalopts){
+	geak_eopt = (struct evalopts){
 		.timeout_s = 120, .compile_s = 300, .seeds = 3, .reps = 20, .perf_cases = 64, .file_limit_mib = 32768,
 		.memory_mib = -1, .max_task_timeout_s = 900, .proc_limit = 256, .speedup_limit = 0,
 		.static_mode = "strict",
@@ -808,26 +946,10 @@ main(int argc, char **argv)
 	const char *mps = getenv("CUDA_MPS_PIPE_DIRECTORY");
 	const char *write_dirs[] = { geak_eopt.scratch, geak_eopt.cache_dir, "/dev",
 		mps && *mps ? mps : NULL, NULL };
-	queues = geak_xcalloc(geak_eopt.ngpus ? geak_eopt.ngpus : 1, sizeof *queues);
-	for (size_t i = 0; i < geak_eopt.ngpus; i++) {
-		geak_gpuqueue_init(&queues[i], geak_eopt.lockdir, geak_eopt.gpus[i]);
-		/* Most runs end within a minute: a run that waits for memory
-		 * holds new ones back that long, not until a calibration of
-		 * minutes ends; after that it runs when there is room. */
-		queues[i].drain_hold_s = HOLD_S;
-	}
-	slots = geak_xcalloc((size_t)geak_eopt.jobs, sizeof *slots);
+	const struct geak_evalcfg cfg = job_config(write_dirs);
+	queues = make_queues();
 	slotp = geak_xcalloc((size_t)geak_eopt.jobs, sizeof *slotp);
-	for (long i = 0; i < geak_eopt.jobs; i++) {
-		char *home = geak_xasprintf("%s/home%ld", geak_eopt.scratch, i);
-		if (mkdir(home, 0700) < 0)
-			geak_die(GEAK_EXIT_FATAL, "%s:", home);
-		geak_slot_init(&slots[i], (int)i,
-		    geak_eopt.ngpus ? geak_eopt.gpus[i % (long)geak_eopt.ngpus] : NULL,
-		    geak_eopt.ngpus ? &queues[i % (long)geak_eopt.ngpus] : NULL, home, write_dirs);
-		free(home);
-		slotp[i] = &slots[i];
-	}
+	slots = make_slots(&cfg, queues, slotp);
 	struct geak_pool pool = {
 		.paths = argv + optind, .npaths = argc - optind, .nslots = geak_eopt.jobs,
 		.unordered = geak_eopt.unordered, .slots = slotp, .fn = process_counted,
@@ -835,11 +957,13 @@ main(int argc, char **argv)
 		.shard = shard_k, .shards = shard_n,
 	};
 	if (check_mode) {
-		status = geak_eval_check(&slots[0], &pyenv, cpu_why, say_counters);
+		char *mode = mode_line();
+		status = geak_eval_check(&slots[0], &pyenv, mode, say_counters);
+		free(mode);
 		if (geak_fshut(stdout, "stdout") < 0)
 			status = GEAK_EXIT_FATAL;
 	} else {
-		status = geak_calib_run(&slots[0], &pool);
+		status = geak_calib_run(&slots[0], &pool, geak_eopt.export_path, geak_eopt.import_path);
 	}
 	geak_cleanup_begin();
 	for (long i = 0; i < geak_eopt.jobs; i++)

@@ -40,7 +40,6 @@
 #include "runner.h"
 #include "util.h"
 
-struct geak_calibopts geak_copt;
 
 #define ARCHIVE_SONAME "libarchive.so.13"
 #define FORMAT "geak-calibration 1"
@@ -55,9 +54,6 @@ struct geak_calibopts geak_copt;
 #define TOTAL_CAP (8ull << 30)
 #define PROFILES_CAP 100000
 
-/* How many runs' time a regeneration may take: the calibration's first
- * process runs the first seed twice, every seed, and each case twice. */
-#define REGEN_RUNS 4
 
 /* ---- libarchive, loaded at run time ---- */
 
@@ -179,131 +175,6 @@ task_of(json_t *spec)
 
 	free(raw);
 	return out;
-}
-
-/* ---- regeneration ---- */
-
-int
-geak_calib_wants_outputs(json_t *profile, const char *dir)
-{
-	char *path;
-	struct stat st;
-	int missing;
-
-	if (!json_is_true(json_object_get(profile, "ok")))
-		return 0;
-	path = geak_xasprintf("%s/profile.pt", dir);
-	missing = lstat(path, &st) < 0 && errno == ENOENT;
-	free(path);
-	return missing;
-}
-
-/* The file fd readable as the rest of dir is: where the harness opened
- * dir to the group of the jobs' uid (the judge reads the profile as it),
- * a file added later is opened to it too. */
-static int
-share_as_dir(int fd, const char *dir)
-{
-	struct stat st;
-
-	if (stat(dir, &st) < 0)
-		return -1;
-	if (st.st_gid == getegid())
-		return 0;
-	return fchown(fd, (uid_t)-1, st.st_gid) < 0 || fchmod(fd, 0640) < 0 ? -1 : 0;
-}
-
-/* name of the job's folder from, copied to dir/name through a temporary
- * file renamed into place; 0, or -1 with err set. */
-static int
-take_file(const char *from, const char *name, const char *dir, char *err, size_t errlen)
-{
-	unsigned long long cap = (unsigned long long)geak_eopt.file_limit_mib << 20, done = 0;
-	struct stat st;
-	int in = geak_open_untrusted(from, name, &st), out = -1, saved = 0;
-	char buf[65536], *path = geak_xasprintf("%s/%s", dir, name);
-	char *tmp = geak_xasprintf("%s.%ld.tmp", path, (long)getpid());
-	ssize_t n;
-
-	if (in < 0) {
-		snprintf(err, errlen, "the job left no %s: %s", name, geak_untrusted_why(errno));
-		free(path), free(tmp);
-		return -1;
-	}
-	if ((out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0 ||
-	    share_as_dir(out, dir) < 0)
-		saved = errno;
-	while (out >= 0 && (n = read(in, buf, sizeof buf)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || (done += (unsigned long long)n) > cap || geak_write_all(out, buf, (size_t)n) < 0) {
-			saved = n < 0 || done <= cap ? errno : EFBIG;
-			break;
-		}
-	}
-	if (out >= 0 && close(out) < 0 && !saved)
-		saved = errno;
-	close(in);
-	if (!saved && rename(tmp, path) < 0)
-		saved = errno;
-	if (saved) {
-		unlink(tmp);
-		snprintf(err, errlen, "%s cannot be kept in %s: %s", name, dir, strerror(saved));
-	}
-	free(path), free(tmp);
-	return saved ? -1 : 0;
-}
-
-int
-geak_calib_regenerate(struct geak_slot *s, json_t *refspec, const char *dir, char *err, size_t errlen)
-{
-	char *tmp, nonce[33], why[256] = "";
-	double budget = geak_timeout_s(s) + geak_eopt.compile_s;
-	json_t *extra, *resp, *res;
-	int r = -1;
-
-	if (!json_is_object(refspec)) {
-		snprintf(err, errlen, "no spec");
-		return -1;
-	}
-	tmp = geak_job_dir("regen-");
-	geak_job_dump(refspec, tmp, GEAK_FILE_JOB);
-	geak_nonce(nonce);
-	extra = json_pack("{s:f, s:O, s:f, s:f, s:s}", GEAK_REQ_BUDGET, budget, GEAK_REQ_PERF,
-	    json_object_get(refspec, "perf_checked"), GEAK_REQ_TIMEOUT, budget * REGEN_RUNS,
-	    GEAK_REQ_COMPILE, geak_eopt.compile_s, GEAK_REQ_PROFILE, dir);
-	resp = geak_job(s, GEAK_W_RUN, GEAK_GPU_SHARED, GEAK_OP_REGENERATE, tmp, nonce, extra, err, errlen);
-	json_decref(extra);
-	if (!resp) {
-		geak_job_drop(tmp);
-		return -1;
-	}
-	res = geak_job_load(tmp, GEAK_FILE_REGEN, why, sizeof why);
-	if (!geak_job_nonce_ok(res, nonce)) {
-		char gist[512];
-		geak_job_gist(tmp, gist, sizeof gist);
-		snprintf(err, errlen, "the regeneration ended with %s%s%s", geak_job_status(resp),
-		    *why || *gist ? ": " : "", *why ? why : gist);
-	} else if (!json_is_true(json_object_get(res, "ok"))) {
-		const char *msg = geak_get_str(res, "error");
-		snprintf(err, errlen, "%s", msg ? msg : "the outputs could not be made again");
-	} else {
-		r = take_file(tmp, "profile.pt", dir, err, errlen);
-	}
-	json_decref(res), json_decref(resp);
-	geak_job_drop(tmp);
-	return r;
-}
-
-void
-geak_calib_discard(const char *base, const char *key)
-{
-	char *dir = geak_xasprintf("%s/%s", base, key);
-	char *aside = geak_xasprintf("%s/discard-%s.%ld", base, key, (long)getpid());
-
-	if (rename(dir, aside) == 0)
-		geak_rmtree(aside);
-	free(dir), free(aside);
 }
 
 /* ---- checks of a profile from elsewhere ---- */
@@ -773,7 +644,7 @@ import(struct geak_slot *s, const char *file, int to_stdout)
 		geak_warn("--import-calibration: %s", why);
 		return GEAK_EXIT_FATAL;
 	}
-	base = geak_xasprintf("%s/profile", geak_eopt.cache_dir);
+	base = geak_xasprintf("%s/profile", s->cfg->cache_dir);
 	if (geak_mkdirs(base, 0700) < 0 || !(stage_dir = geak_mkworkdir(base, "import-"))) {
 		geak_warn("--import-calibration: cannot make a folder in %s:", base);
 		free(base);
@@ -878,9 +749,9 @@ add_run_profile(void *arg, const char *key, json_t *refspec, const char *dir)
  * a candidate answered from the evaluation cache never loads its
  * task's profile. */
 static void
-add_cached_profiles(struct outgoing *o, json_t *hello)
+add_cached_profiles(const struct geak_evalcfg *cfg, struct outgoing *o, json_t *hello)
 {
-	char *base = geak_xasprintf("%s/profile", geak_eopt.cache_dir), why[256];
+	char *base = geak_xasprintf("%s/profile", cfg->cache_dir), why[256];
 	DIR *d = opendir(base);
 	struct dirent *de;
 
@@ -1020,7 +891,7 @@ export(struct geak_slot *s, const char *file)
 		goto out;
 	geak_profile_each(add_run_profile, &o);
 	if (hello)
-		add_cached_profiles(&o, hello);
+		add_cached_profiles(s->cfg, &o, hello);
 	json_object_foreach(o.profiles, key, p) {
 		json_t *spec = json_object_get(p, "spec");
 		json_array_append_new(list, json_pack("{s:s, s:O, s:O}", "key", key,
@@ -1077,18 +948,19 @@ out:
 /* ---- the run ---- */
 
 int
-geak_calib_run(struct geak_slot *s, struct geak_pool *pool)
+geak_calib_run(struct geak_slot *s, struct geak_pool *pool, const char *export_path,
+    const char *import_path)
 {
 	int imported = GEAK_EXIT_OK, status, exported;
 	char why[256];
 
-	if (geak_copt.export_path && load_libarchive(why, sizeof why) < 0) {
+	if (export_path && load_libarchive(why, sizeof why) < 0) {
 		/* Said before the run, not after hours of it. */
 		geak_warn("--export-calibration: %s", why);
 		return GEAK_EXIT_FATAL;
 	}
-	if (geak_copt.import_path) {
-		imported = import(s, geak_copt.import_path, pool->npaths == 0);
+	if (import_path) {
+		imported = import(s, import_path, pool->npaths == 0);
 		if (imported == GEAK_EXIT_FATAL || pool->npaths == 0) {
 			if (fflush(stdout) == EOF || ferror(stdout)) {
 				geak_warn("stdout:");
@@ -1097,14 +969,14 @@ geak_calib_run(struct geak_slot *s, struct geak_pool *pool)
 			return imported;
 		}
 	}
-	if (!geak_copt.export_path)
+	if (!export_path)
 		return (status = geak_pool_run(pool)) ? status : imported;
 	tasks_read = json_object();
 	pool_fn = pool->fn;
 	pool->fn = noting_fn;
 	status = geak_pool_run(pool);
 	pool->fn = pool_fn;
-	exported = export(s, geak_copt.export_path);
+	exported = export(s, export_path);
 	json_decref(tasks_read);
 	tasks_read = NULL;
 	if (exported == GEAK_EXIT_FATAL)

@@ -13,29 +13,31 @@
 
 #define TAIL_BYTES 2000
 
-/* Seconds since a time, less the slot's waits for the GPU since then
- * (they are lock_wait's). */
+/* Seconds since a time, less the candidate's waits for the GPU since
+ * then (they are lock_wait's). */
 static void
-add_phase(struct geak_eval *ev, enum geak_phase ph, double since, const struct geak_slot *s,
+add_phase(struct geak_eval *ev, enum geak_phase ph, double since, const struct geak_cand *c,
     double waited_before)
 {
-	ev->phases[ph] += geak_now() - since - (s->lock_wait - waited_before);
+	ev->phases[ph] += geak_now() - since - (c->lock_wait - waited_before);
 }
 
 /* ---- static checks ---- */
 
 /* The findings of geakh/static.py on the source, or NULL with err set. */
 static json_t *
-static_findings(struct geak_slot *s, json_t *rec, char *err, size_t errlen)
+static_findings(struct geak_cand *c, json_t *rec, char *err, size_t errlen)
 {
-	char *dir = geak_job_dir("static-"), nonce[33];
+	char *dir = geak_job_dir(c->slot->cfg, "static-"), nonce[33];
+	const struct geak_jobreq job = { .op = GEAK_OP_STATIC, .dir = dir, .nonce = nonce,
+		.err = err, .errlen = errlen };
 	json_t *spec = json_pack("{s:O}", "code", json_object_get(rec, "code"));
 	json_t *resp, *found, *out = NULL;
 
 	geak_job_dump(spec, dir, GEAK_FILE_JOB);
 	json_decref(spec);
 	geak_nonce(nonce);
-	resp = geak_job(s, GEAK_W_JUDGE, GEAK_USE_NONE, GEAK_OP_STATIC, dir, nonce, NULL, err, errlen);
+	resp = geak_job(c, GEAK_W_JUDGE, GEAK_USE_NONE, &job);
 	char why[256] = "";
 	found = resp ? geak_job_load(dir, GEAK_FILE_STATIC, why, sizeof why) : NULL;
 	if (resp && (!geak_job_nonce_ok(found, nonce) || !json_is_array(json_object_get(found, "findings"))))
@@ -45,16 +47,16 @@ static_findings(struct geak_slot *s, json_t *rec, char *err, size_t errlen)
 		out = json_incref(json_object_get(found, "findings"));
 	json_decref(found);
 	json_decref(resp);
-	geak_job_drop(dir);
+	geak_job_drop(c->slot->cfg, dir);
 	return out;
 }
 
 /* Findings into ev: notes "static:RULE", or under strict the first strict
  * finding rejects the candidate.  1 when it was rejected. */
 static int
-apply_static(struct geak_eval *ev, json_t *findings)
+apply_static(const struct geak_evalcfg *cfg, struct geak_eval *ev, json_t *findings)
 {
-	int strict = !strcmp(geak_eopt.static_mode, "strict");
+	int strict = !strcmp(cfg->static_mode, "strict");
 	json_t *f;
 	size_t i;
 
@@ -77,7 +79,7 @@ apply_static(struct geak_eval *ev, json_t *findings)
 /* ---- the run ---- */
 
 json_t *
-geak_reference_spec(json_t *spec, json_t *rec)
+geak_reference_spec(const struct geak_evalcfg *cfg, json_t *spec, json_t *rec)
 {
 	json_t *ref = geak_json_copy(spec);
 	const char *code = geak_get_str(rec, "task.reference");
@@ -86,7 +88,7 @@ geak_reference_spec(json_t *spec, json_t *rec)
 	json_object_set_new(ref, "code", json_string(code ? code : ""));
 	/* Calibrated with the performance cases or without them. */
 	json_object_set_new(ref, "perf_checked",
-	    json_boolean(!json_is_true(json_object_get(spec, "cpu")) && !geak_eopt.no_perf));
+	    json_boolean(!json_is_true(json_object_get(spec, "cpu")) && !cfg->no_perf));
 	return ref;
 }
 
@@ -156,6 +158,17 @@ run_split(struct geak_eval *ev, const char *dir)
 	json_decref(res);
 }
 
+/* The timing's own split of its time. */
+static void
+timing_split(struct geak_eval *ev, json_t *timing)
+{
+	ev->phases[GEAK_PHASE_PREPARE] = json_number_value(geak_get(timing, "spent.prepare"));
+	ev->phases[GEAK_PHASE_PERF_ALONE] = json_number_value(geak_get(timing, "spent.alone"));
+	ev->phases[GEAK_PHASE_PERF_TUNING] = json_number_value(geak_get(timing, "spent.tuning"));
+	ev->phases[GEAK_PHASE_PERF_TIMED] = json_number_value(geak_get(timing, "spent.timed"));
+	ev->phases[GEAK_PHASE_PERF_PROFILE] = json_number_value(geak_get(timing, "spent.profile"));
+}
+
 static void
 sandbox_info(struct geak_eval *ev, const struct geak_slot *s, json_t *resp)
 {
@@ -167,20 +180,23 @@ sandbox_info(struct geak_eval *ev, const struct geak_slot *s, json_t *resp)
 		geak_eval_note(ev, GEAK_NOTE_NO_LANDLOCK);
 }
 
-/* The judge's verdict on the run in canddir, part "run" or "timed": into
- * ev; -1 with err set when the judge wrote none. */
+/* The judge's verdict on the candidate's run, part "run" or "timed":
+ * into ev; -1 with the run's err set when the judge wrote none. */
 static int
-judge(struct geak_slot *s, struct geak_profile *p, const char *canddir, const char *cand_nonce,
-    const char *part, struct geak_eval *ev, char *err, size_t errlen)
+judge(struct geak_cand *c, struct geak_profile *p, const struct geak_jobreq *run,
+    const char *part, struct geak_eval *ev)
 {
-	char *dir = geak_job_dir("judge-"), nonce[33];
+	char *dir = geak_job_dir(c->slot->cfg, "judge-"), nonce[33], *err = run->err;
+	size_t errlen = run->errlen;
 	json_t *extra = json_pack("{s:s, s:s, s:s, s:s}", GEAK_REQ_PROFILE, geak_profile_dir(p),
-	    GEAK_REQ_CAND, canddir, GEAK_REQ_CANDNONCE, cand_nonce, GEAK_REQ_PART, part);
+	    GEAK_REQ_CAND, run->dir, GEAK_REQ_CANDNONCE, run->nonce, GEAK_REQ_PART, part);
+	const struct geak_jobreq job = { .op = GEAK_OP_JUDGE, .dir = dir, .nonce = nonce,
+		.extra = extra, .err = err, .errlen = errlen };
 	json_t *resp, *v;
 	char why[256] = "";
 
 	geak_nonce(nonce);
-	resp = geak_job(s, GEAK_W_JUDGE, GEAK_USE_NONE, GEAK_OP_JUDGE, dir, nonce, extra, err, errlen);
+	resp = geak_job(c, GEAK_W_JUDGE, GEAK_USE_NONE, &job);
 	json_decref(extra);
 	v = resp ? geak_job_load(dir, GEAK_FILE_VERDICT, why, sizeof why) : NULL;
 	if (!v && resp) {
@@ -193,7 +209,7 @@ judge(struct geak_slot *s, struct geak_profile *p, const char *canddir, const ch
 		geak_eval_take_verdict(ev, v);
 	json_decref(v);
 	json_decref(resp);
-	geak_job_drop(dir);
+	geak_job_drop(c->slot->cfg, dir);
 	return v ? 0 : -1;
 }
 
@@ -214,7 +230,7 @@ find_case(json_t *cases, const char *key)
 /* The speedup and each case's figures, from the candidate's timing (the
  * reference timed beside it), into ev; the roofline flags. */
 static void
-apply_timing(struct geak_eval *ev, struct geak_profile *p, json_t *timing)
+apply_timing(struct geak_eval *ev, struct geak_profile *p, json_t *timing, double speedup_limit)
 {
 	json_t *c, *prof_cases = json_object_get(geak_profile_json(p), "cases");
 	double sum = 0, sum_ref = 0, peak_gbps, peak_tflops;
@@ -255,7 +271,7 @@ apply_timing(struct geak_eval *ev, struct geak_profile *p, json_t *timing)
 	ev->speedup = sum > 0 && sum_ref > 0 ? sum_ref / sum : 0;
 	/* A fixed limit has no physical basis: off unless asked for; the
 	 * roofline and the timing's re-verification judge large speedups. */
-	if (geak_eopt.speedup_limit > 0 && ev->speedup > geak_eopt.speedup_limit)
+	if (speedup_limit > 0 && ev->speedup > speedup_limit)
 		geak_eval_flag(ev, GEAK_FLAG_EXCESSIVE_SPEEDUP);
 	if (above)
 		geak_eval_flag(ev, GEAK_FLAG_ABOVE_ROOFLINE);
@@ -286,14 +302,15 @@ take_kernel_profile(struct geak_eval *ev, json_t *timing)
  * the reference, then the judge of its timed outputs and the speedup.
  * -1 with err set when a harness job failed. */
 static int
-timing(struct geak_slot *s, struct geak_profile *p, const char *dir, const char *nonce,
-    struct geak_eval *ev, char *err, size_t errlen)
+timing(struct geak_cand *c, struct geak_profile *p, const struct geak_jobreq *run,
+    struct geak_eval *ev)
 {
+	const char *dir = run->dir;
 	json_t *resp, *cand;
-	double t0 = geak_now(), w0 = s->lock_wait;
+	double t0 = geak_now(), w0 = c->lock_wait;
 
-	resp = geak_job_go(s, 1, err, errlen);
-	add_phase(ev, GEAK_PHASE_PERF, t0, s, w0);
+	resp = geak_job_go(c, 1, run->err, run->errlen);
+	add_phase(ev, GEAK_PHASE_PERF, t0, c, w0);
 	if (!resp)
 		return -1;
 	take_tails(ev, dir);
@@ -304,7 +321,7 @@ timing(struct geak_slot *s, struct geak_profile *p, const char *dir, const char 
 	/* The runs it paused keep their memory: a timing short of it says
 	 * nothing of the candidate, whose correctness stands, untimed. */
 	if (geak_job_ran_short(dir, NULL)) {
-		geak_trace(s, "the timing ran out of GPU memory; the candidate stays untimed");
+		geak_trace(c, "the timing ran out of GPU memory; the candidate stays untimed");
 		geak_eval_note(ev, GEAK_NOTE_PERF_FAILED);
 		json_decref(resp);
 		return 0;
@@ -315,10 +332,10 @@ timing(struct geak_slot *s, struct geak_profile *p, const char *dir, const char 
 		return 0;
 	}
 	json_decref(resp);
-	t0 = geak_now(), w0 = s->lock_wait;
-	if (judge(s, p, dir, nonce, "timed", ev, err, errlen) < 0)
+	t0 = geak_now(), w0 = c->lock_wait;
+	if (judge(c, p, run, "timed", ev) < 0)
 		return -1;
-	add_phase(ev, GEAK_PHASE_JUDGE, t0, s, w0);
+	add_phase(ev, GEAK_PHASE_JUDGE, t0, c, w0);
 	if (!ev->exec)
 		return 0;
 	cand = geak_job_load(dir, GEAK_FILE_TIMING, ev->refused, sizeof ev->refused);
@@ -326,13 +343,9 @@ timing(struct geak_slot *s, struct geak_profile *p, const char *dir, const char 
 		json_decref(cand);
 		return 0;
 	}
-	ev->phases[GEAK_PHASE_PREPARE] = json_number_value(geak_get(cand, "spent.prepare"));
-	ev->phases[GEAK_PHASE_PERF_ALONE] = json_number_value(geak_get(cand, "spent.alone"));
-	ev->phases[GEAK_PHASE_PERF_TUNING] = json_number_value(geak_get(cand, "spent.tuning"));
-	ev->phases[GEAK_PHASE_PERF_TIMED] = json_number_value(geak_get(cand, "spent.timed"));
-	ev->phases[GEAK_PHASE_PERF_PROFILE] = json_number_value(geak_get(cand, "spent.profile"));
-	apply_timing(ev, p, cand);
-	if (geak_eopt.profile)
+	timing_split(ev, cand);
+	apply_timing(ev, p, cand, c->slot->cfg->speedup_limit);
+	if (c->slot->cfg->profile)
 		take_kernel_profile(ev, cand);
 	geak_profile_keep_pins(p, cand);
 	ev->stage = GEAK_STAGE_DONE;
@@ -345,7 +358,7 @@ timing(struct geak_slot *s, struct geak_profile *p, const char *dir, const char 
 static int
 wants_timing(const struct geak_slot *s, json_t *plan)
 {
-	return s->gpu && !geak_eopt.no_perf && json_is_object(json_object_get(plan, GEAK_PLAN_PERFCHK));
+	return s->gpu && !s->cfg->no_perf && json_is_object(json_object_get(plan, GEAK_PLAN_PERFCHK));
 }
 
 static int
@@ -405,22 +418,23 @@ profile_case(json_t *prof, json_t *skip)
 }
 
 static void
-plan_timing(json_t *plan, struct geak_profile *p, const struct geak_slot *s)
+plan_timing(json_t *plan, struct geak_profile *p, const struct geak_cand *c)
 {
+	const struct geak_evalcfg *cfg = c->slot->cfg;
 	json_t *skip = geak_get(plan, "perf.skip");
-	json_t *t = json_pack("{s:I, s:O}", GEAK_PLAN_REPS, (json_int_t)geak_eopt.reps, GEAK_PLAN_SKIP,
+	json_t *t = json_pack("{s:I, s:O}", GEAK_PLAN_REPS, (json_int_t)cfg->reps, GEAK_PLAN_SKIP,
 	    skip ? skip : json_array());
 	json_t *pins = geak_profile_pins(p);
 
 	if (pins)
 		json_object_set_new(t, GEAK_PLAN_PINS, pins);
-	if (geak_eopt.profile && profile_case(geak_profile_json(p), skip)) {
+	if (cfg->profile && profile_case(geak_profile_json(p), skip)) {
 		json_t *kp = json_pack("{s:s}", "case", profile_case(geak_profile_json(p), skip));
 		/* Half the run's allowance: the timing gets all of it, and must
 		 * never run out of it for the profiler's sake. */
-		json_object_set_new(kp, "counters", geak_eopt.ncu ? json_pack("{s:s, s:f}", "path",
-		    geak_eopt.ncu, "timeout", geak_timeout_s(s) / 2)
-		    : json_pack("{s:s}", "message", geak_eopt.counters_why ? geak_eopt.counters_why
+		json_object_set_new(kp, "counters", cfg->ncu ? json_pack("{s:s, s:f}", "path",
+		    cfg->ncu, "timeout", geak_timeout_s(c) / 2)
+		    : json_pack("{s:s}", "message", cfg->counters_why ? cfg->counters_why
 		    : "no hardware counters"));
 		json_object_set_new(t, GEAK_PLAN_KPROFILE, kp);
 	}
@@ -444,94 +458,152 @@ mode_notes(struct geak_eval *ev, json_t *prof)
 			geak_eval_note(ev, GEAK_NOTE_REFERENCE_PERF_FAILED);
 }
 
-int
-geak_evaluate(struct geak_slot *s, json_t *rec, json_t *spec, struct geak_eval *ev,
-    char *err, size_t errlen)
+/* The static checks, unless they are off: 1 when they rejected the
+ * candidate, 0, or -1 with err set. */
+static int
+static_checks(struct geak_cand *c, json_t *rec, struct geak_eval *ev, char *err, size_t errlen)
 {
-	struct geak_profile *p;
-	json_t *findings, *refspec, *jobspec, *plan, *extra, *resp;
-	char *dir, nonce[33];
-	double t0 = geak_now(), w0;
-	int timed, r = -1;
+	double t0 = geak_now();
+	json_t *findings;
+	int rejected;
 
-	s->lock_wait = 0;
-	s->oom_retries = 0;
-	if (strcmp(geak_eopt.static_mode, "off")) {
-		if (!(findings = static_findings(s, rec, err, errlen)))
-			return -1;
-		int rejected = apply_static(ev, findings);
-		json_decref(findings);
-		add_phase(ev, GEAK_PHASE_STATIC, t0, s, 0);
-		if (rejected)
-			return 0;
-	}
-	t0 = geak_now(), w0 = s->lock_wait;
-	refspec = geak_reference_spec(spec, rec);
-	s->gpu_peak_mib = 0; /* a calibration's need is not known */
-	p = geak_profile_get(s, refspec, &ev->phases[GEAK_PHASE_REFERENCE], err, errlen);
+	if (!strcmp(c->slot->cfg->static_mode, "off"))
+		return 0;
+	if (!(findings = static_findings(c, rec, err, errlen)))
+		return -1;
+	rejected = apply_static(c->slot->cfg, ev, findings);
+	json_decref(findings);
+	add_phase(ev, GEAK_PHASE_STATIC, t0, c, 0);
+	return rejected;
+}
+
+/* The profile of the candidate's task's reference, calibrated where it is
+ * not yet, with the notes it gives; NULL with err set when the harness
+ * could not be used or the reference cannot be calibrated. */
+static struct geak_profile *
+reference(struct geak_cand *c, json_t *rec, json_t *spec, struct geak_eval *ev, char *err,
+    size_t errlen)
+{
+	json_t *refspec = geak_reference_spec(c->slot->cfg, spec, rec);
+	struct geak_profile *p = geak_profile_get(c, refspec, &ev->phases[GEAK_PHASE_REFERENCE],
+	    err, errlen);
+
 	json_decref(refspec);
 	if (!p)
-		return -1;
-	s->gpu_peak_mib = geak_profile_gpu_mib(p);
+		return NULL;
+	c->gpu_peak_mib = geak_profile_gpu_mib(p);
 	if (ev->phases[GEAK_PHASE_REFERENCE] > 0 && geak_profile_steps(p))
 		ev->calibration = json_incref(geak_profile_steps(p));
 	if (geak_profile_error(p)) {
 		snprintf(err, errlen, "%s", geak_profile_error(p));
-		return -1;
+		return NULL;
 	}
 	mode_notes(ev, geak_profile_json(p));
-	plan = geak_profile_plan(p);
-	timed = wants_timing(s, plan);
-	if (timed)
-		plan_timing(plan, p, s);
-	dir = geak_job_dir("cand-");
-	jobspec = geak_json_copy(spec);
+	return p;
+}
+
+/* A fresh folder of the candidate's run, with its job: the task and the
+ * candidate's code.  Caller drops it. */
+static char *
+run_dir(const struct geak_evalcfg *cfg, json_t *rec, json_t *spec)
+{
+	char *dir = geak_job_dir(cfg, "cand-");
+	json_t *jobspec = geak_json_copy(spec);
+
 	json_object_set(jobspec, "code", json_object_get(rec, "code"));
 	geak_job_dump(jobspec, dir, GEAK_FILE_JOB);
 	json_decref(jobspec);
-	geak_nonce(nonce);
-	extra = json_pack("{s:o}", GEAK_REQ_PLAN, plan);
-	t0 = geak_now(), w0 = s->lock_wait;
-	resp = timed ? geak_job_start(s, GEAK_OP_RUN, dir, nonce, extra, err, errlen)
-	    : geak_job(s, GEAK_W_RUN, GEAK_GPU_SHARED, GEAK_OP_RUN, dir, nonce,
-	    extra, err, errlen);
-	json_decref(extra);
+	return dir;
+}
+
+/* The candidate's run (started only, where it is to be timed) and the
+ * judge's verdict on it, into ev: 1 when judged, 0 when its run ended
+ * with a verdict, -1 with the run's err set when a harness job failed. */
+static int
+run_and_judge(struct geak_cand *c, struct geak_profile *p, const struct geak_jobreq *run,
+    int timed, struct geak_eval *ev)
+{
+	struct geak_slot *s = c->slot;
+	double t0 = geak_now(), w0 = c->lock_wait;
+	json_t *resp = timed ? geak_job_start(c, run) : geak_job(c, GEAK_W_RUN, GEAK_GPU_SHARED, run);
+	int ended;
+
 	if (!resp)
-		goto out;
-	add_phase(ev, GEAK_PHASE_CALL, t0, s, w0);
-	run_split(ev, dir);
+		return -1;
+	add_phase(ev, GEAK_PHASE_CALL, t0, c, w0);
+	run_split(ev, run->dir);
 	sandbox_info(ev, s, resp);
-	take_tails(ev, dir);
-	if (tampered(ev, GEAK_STAGE_CALL) || (!s->pending && ended_badly(ev, resp, GEAK_STAGE_CALL))) {
-		r = 0;
-		goto out;
-	}
-	t0 = geak_now(), w0 = s->lock_wait;
-	if (judge(s, p, dir, nonce, "run", ev, err, errlen) < 0)
-		goto out;
-	add_phase(ev, GEAK_PHASE_JUDGE, t0, s, w0);
+	take_tails(ev, run->dir);
+	ended = tampered(ev, GEAK_STAGE_CALL) || (!s->pending && ended_badly(ev, resp, GEAK_STAGE_CALL));
+	json_decref(resp);
+	if (ended)
+		return 0;
+	t0 = geak_now(), w0 = c->lock_wait;
+	if (judge(c, p, run, "run", ev) < 0)
+		return -1;
+	add_phase(ev, GEAK_PHASE_JUDGE, t0, c, w0);
 	if (ev->reason && !strcmp(ev->reason, "harness")) {
-		snprintf(err, errlen, "%s", ev->message ? ev->message : "the judge failed");
-		goto out;
+		snprintf(run->err, run->errlen, "%s", ev->message ? ev->message : "the judge failed");
+		return -1;
 	}
+	return 1;
+}
+
+/* The candidate's run, its verdict, and its timing where it waits for
+ * one, into ev: 0, or -1 with the run's err set. */
+static int
+run_cand(struct geak_cand *c, struct geak_profile *p, const struct geak_jobreq *run, int timed,
+    struct geak_eval *ev)
+{
+	const struct geak_slot *s = c->slot;
+	const struct geak_evalcfg *cfg = s->cfg;
+	int r = run_and_judge(c, p, run, timed, ev);
+
+	if (r <= 0)
+		return r;
 	r = 0;
 	if (s->pending && ev->exec)
-		r = timing(s, p, dir, nonce, ev, err, errlen);
-	else if (ev->exec && s->gpu && geak_eopt.no_perf)
+		r = timing(c, p, run, ev);
+	else if (ev->exec && s->gpu && cfg->no_perf)
 		geak_eval_note(ev, GEAK_NOTE_PERF_SKIPPED);
-	if (ev->exec && geak_eopt.profile && !ev->profile)
+	if (ev->exec && cfg->profile && !ev->profile)
 		ev->profile = profile_absent(!s->gpu ? "no profiler: the CPU mode (Triton's "
-		    "interpreter) has no device timeline to profile" : geak_eopt.no_perf ?
+		    "interpreter) has no device timeline to profile" : cfg->no_perf ?
 		    "not profiled: --no-perf" : "not profiled: the task has no performance case");
-out:
+	return r;
+}
+
+int
+geak_evaluate(struct geak_cand *c, json_t *rec, json_t *spec, struct geak_eval *ev,
+    char *err, size_t errlen)
+{
+	struct geak_slot *s = c->slot;
+	struct geak_profile *p;
+	char *dir, nonce[33];
+	struct geak_jobreq run = { .op = GEAK_OP_RUN, .nonce = nonce, .err = err, .errlen = errlen };
+	json_t *plan;
+	int timed, r;
+
+	if ((r = static_checks(c, rec, ev, err, errlen)) != 0)
+		return r < 0 ? -1 : 0;
+	if (!(p = reference(c, rec, spec, ev, err, errlen)))
+		return -1;
+	plan = geak_profile_plan(p);
+	timed = wants_timing(s, plan);
+	if (timed)
+		plan_timing(plan, p, c);
+	run.dir = dir = run_dir(s->cfg, rec, spec);
+	geak_nonce(nonce);
+	run.extra = json_pack("{s:o}", GEAK_REQ_PLAN, plan);
+	r = run_cand(c, p, &run, timed, ev);
+	json_decref(run.extra);
 	if (s->pending) {
 		char stop_err[256]; /* err may hold why we stop */
-		json_decref(geak_job_go(s, 0, stop_err, sizeof stop_err));
+		json_decref(geak_job_go(c, 0, stop_err, sizeof stop_err));
 	}
-	json_decref(resp);
-	ev->phases[GEAK_PHASE_LOCK_WAIT] = s->lock_wait;
-	if (s->oom_retries)
+	ev->phases[GEAK_PHASE_LOCK_WAIT] = c->lock_wait;
+	if (c->oom_retries)
 		geak_eval_note(ev, GEAK_NOTE_OOM_RETRY);
-	geak_job_drop(dir);
+	geak_job_drop(s->cfg, dir);
 	return r;
 }

@@ -33,11 +33,11 @@ gpu_driver(void)
  * for the other vendor's GPUs (with how to get the right one), or a
  * device that a fitting build does not see. */
 static void
-say_unusable(const struct geak_pyenv *py, char *why, size_t n, const char *gpu,
+say_unusable(const struct geak_pyenv *py, char *why, size_t n, const struct geak_slot *s,
     const char *torch, json_t *build, const char *err)
 {
 	const char *built_for = geak_pyenv_build_vendor(build);
-	const char *vendor = geak_eopt.vendor;
+	const char *vendor = s->cfg->vendor, *gpu = s->gpu;
 	char fix[1024], *driver;
 
 	if (!json_is_object(build) || (built_for && (!vendor || !strcmp(built_for, vendor)))) {
@@ -70,7 +70,7 @@ geak_eval_gpu_unusable(const struct geak_pyenv *py, struct geak_slot *s, char *w
 
 	if (!s->gpu || json_is_string(geak_get(hello, "device.name")))
 		return 0;
-	say_unusable(py, why, n, s->gpu, geak_get_str(hello, "versions.torch"),
+	say_unusable(py, why, n, s, geak_get_str(hello, "versions.torch"),
 	    json_object_get(hello, "build"), geak_get_str(hello, "device.error"));
 	return 1;
 }
@@ -124,33 +124,18 @@ say_gpus(json_t *probe)
 	putchar('\n');
 }
 
-static void
-say_mode(const char *cpu_why)
-{
-	if (!geak_eopt.ngpus) {
-		printf("evaluating on: the CPU, under Triton's interpreter (%s): call and exec "
-		    "only, no speedup\n", cpu_why);
-		return;
-	}
-	printf("evaluating on: GPU%s", geak_eopt.ngpus > 1 ? "s" : "");
-	for (size_t i = 0; i < geak_eopt.ngpus; i++)
-		printf("%s %s", i ? "," : "", geak_eopt.gpus[i]);
-	printf(" (%s)\n", geak_eopt.gpus_given ? "--gpus" : "found");
-}
-
 /* 1 when a torch build cannot use the machine's GPUs: a CPU build, or
  * one for the other vendor's. */
 static int
-unfit_build(json_t *build)
+unfit_build(json_t *build, const char *vendor)
 {
 	const char *built_for = geak_pyenv_build_vendor(build);
 
-	return geak_pyenv_cpu_build(build) ||
-	    (built_for && geak_eopt.vendor && strcmp(built_for, geak_eopt.vendor));
+	return geak_pyenv_cpu_build(build) || (built_for && vendor && strcmp(built_for, vendor));
 }
 
 int
-geak_eval_check(struct geak_slot *s, const struct geak_pyenv *py, const char *cpu_why,
+geak_eval_check(struct geak_slot *s, const struct geak_pyenv *py, const char *mode_line,
     void (*say_counters)(void))
 {
 	char err[2048], why[3072];
@@ -166,12 +151,12 @@ geak_eval_check(struct geak_slot *s, const struct geak_pyenv *py, const char *cp
 		return 1;
 	}
 	printf("python: %s (%s), Python %s\nharness: %s\n", py->python, py->from,
-	    geak_get_str(probe, "python"), geak_eopt.harness);
+	    geak_get_str(probe, "python"), s->cfg->harness);
 	say_module(probe, "torch");
 	say_module(probe, "triton");
 	say_module(probe, "numpy");
 	say_gpus(probe);
-	say_mode(cpu_why);
+	printf("%s\n", mode_line);
 	if (s->gpu)
 		say_counters();
 	fflush(stdout);
@@ -185,8 +170,8 @@ geak_eval_check(struct geak_slot *s, const struct geak_pyenv *py, const char *cp
 	}
 	/* Known without starting the harness (which tries every sandbox
 	 * layer before it gives up on a device). */
-	if (s->gpu && unfit_build(json_object_get(probe, "torch"))) {
-		say_unusable(py, why, sizeof why, s->gpu, geak_get_str(probe, "torch.version"),
+	if (s->gpu && unfit_build(json_object_get(probe, "torch"), s->cfg->vendor)) {
+		say_unusable(py, why, sizeof why, s, geak_get_str(probe, "torch.version"),
 		    json_object_get(probe, "torch"), NULL);
 		printf("FAILED: %s\n", why);
 		json_decref(probe);

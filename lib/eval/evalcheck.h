@@ -15,11 +15,11 @@
 int geak_eval_gpu_unusable(const struct geak_pyenv *py, struct geak_slot *s, char *why,
 	size_t n);
 
-/* The answer, on stdout: what the harness of py would run with (on the
- * CPU for cpu_why where no GPU is given; say_counters prints the line of
- * the hardware counters), then 0 when it starts on the slot and can use
+/* The answer, on stdout: what the harness of py would run with (where:
+ * mode_line, without its newline; say_counters prints the line of the
+ * hardware counters), then 0 when it starts on the slot and can use
  * what it was given, else 1 after a line that says what is wrong. */
-int geak_eval_check(struct geak_slot *s, const struct geak_pyenv *py, const char *cpu_why,
+int geak_eval_check(struct geak_slot *s, const struct geak_pyenv *py, const char *mode_line,
 	void (*say_counters)(void));
 
 #endif

@@ -22,28 +22,26 @@
 #include "secrets.h"
 #include "util.h"
 
-struct geak_evalopts geak_eopt;
-
 /* Seconds a job may spend paused by timing runs, or waiting for its go,
  * before geak-eval gives up on its worker.  The worker enforces the job's
  * own limits; this only catches a worker that hangs itself. */
 #define PAUSE_ROOM_S 3600
 
 void
-geak_trace(const struct geak_slot *s, const char *fmt, ...)
+geak_trace(const struct geak_cand *c, const char *fmt, ...)
 {
 	char line[512];
 	va_list ap;
 
-	if (!geak_eopt.verbose)
+	if (!c->slot->cfg->verbose)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
 	/* geak_warn: one line, escaped and redacted as every message is. */
-	geak_warn("%7.1f s: slot %d: %s%s%s%s: %s", geak_now() - geak_eopt.started,
-	    s->idx, s->where ? s->where : "-", s->id && *s->id ? " (" : "", s->id ? s->id : "",
-	    s->id && *s->id ? ")" : "", line);
+	geak_warn("%7.1f s: slot %d: %s%s%s%s: %s", geak_now() - c->slot->cfg->started,
+	    c->slot->idx, c->where ? c->where : "-", c->id && *c->id ? " (" : "", c->id ? c->id : "",
+	    c->id && *c->id ? ")" : "", line);
 }
 
 static const char *
@@ -55,16 +53,15 @@ base_name(const char *path)
 }
 
 void
-geak_slot_init(struct geak_slot *s, int idx, const char *gpu, struct geak_gpuqueue *q,
-    const char *home, const char *const *write_dirs)
+geak_slot_init(struct geak_slot *s, const struct geak_evalcfg *cfg, int idx, const char *gpu,
+    struct geak_gpuqueue *q, const char *home)
 {
 	memset(s, 0, sizeof *s);
 	s->idx = idx;
+	s->cfg = cfg;
 	s->gpu = gpu;
 	s->queue = q;
 	s->home = geak_xstrdup(home);
-	s->write_dirs = write_dirs;
-	s->id = "";
 	for (int i = 0; i < GEAK_NWORKERS; i++)
 		s->w[i].fd = -1;
 }
@@ -92,8 +89,8 @@ static char *
 hello_name(const struct geak_slot *s)
 {
 	char key[65];
-	json_t *k = json_pack("{s:s, s:s, s:s?, s:s?}", "python", geak_eopt.python,
-	    "script", geak_eopt.harness, "gpu", s->gpu, "vendor", geak_eopt.vendor);
+	json_t *k = json_pack("{s:s, s:s, s:s?, s:s?}", "python", s->cfg->python,
+	    "script", s->cfg->harness, "gpu", s->gpu, "vendor", s->cfg->vendor);
 
 	geak_cache_key(k, key);
 	json_decref(k);
@@ -103,7 +100,7 @@ hello_name(const struct geak_slot *s)
 static char *
 hello_path(const struct geak_slot *s)
 {
-	char *name = hello_name(s), *path = geak_xasprintf("%s/%s", geak_eopt.cache_dir, name);
+	char *name = hello_name(s), *path = geak_xasprintf("%s/%s", s->cfg->cache_dir, name);
 
 	free(name);
 	return path;
@@ -138,10 +135,10 @@ geak_slot_hello(struct geak_slot *s)
 
 	if (s->up[GEAK_W_RUN])
 		return s->w[GEAK_W_RUN].hello;
-	if (!s->hello && !geak_eopt.no_cache) {
+	if (!s->hello && !s->cfg->no_cache) {
 		/* The workers write in the cache: read as a job's file. */
 		name = hello_name(s);
-		s->hello = geak_job_load(geak_eopt.cache_dir, name, NULL, 0);
+		s->hello = geak_job_load(s->cfg->cache_dir, name, NULL, 0);
 		free(name);
 		if (s->hello && (!json_is_string(geak_get(s->hello, "device.name")) ||
 		    !fingerprint_ok(s->hello))) {
@@ -155,10 +152,10 @@ geak_slot_hello(struct geak_slot *s)
 static void
 store_hello(struct geak_slot *s, json_t *hello)
 {
-	char *path = hello_path(s), *dir = geak_xasprintf("%s/worker", geak_eopt.cache_dir);
+	char *path = hello_path(s), *dir = geak_xasprintf("%s/worker", s->cfg->cache_dir);
 	char *tmp = geak_xasprintf("%s.%ld.tmp", path, (long)getpid());
 
-	if (!geak_eopt.no_cache && json_is_string(geak_get(hello, "device.name")) &&
+	if (!s->cfg->no_cache && json_is_string(geak_get(hello, "device.name")) &&
 	    geak_mkdirs(dir, 0700) == 0 && json_dump_file(hello, tmp, JSON_COMPACT) == 0)
 		rename(tmp, path);
 	unlink(tmp);
@@ -167,11 +164,11 @@ store_hello(struct geak_slot *s, json_t *hello)
 
 /* The cores shared out among the slots' run workers, at least one each. */
 static int
-cpu_threads(void)
+cpu_threads(const struct geak_evalcfg *cfg)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-	return ncpu > geak_eopt.jobs ? (int)(ncpu / geak_eopt.jobs) : 1;
+	return ncpu > cfg->jobs ? (int)(ncpu / cfg->jobs) : 1;
 }
 
 /* Start the workers of the slot that are not running, all at once (each
@@ -224,13 +221,14 @@ stop_workers(struct geak_slot *s)
 int
 geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 {
+	const struct geak_evalcfg *cfg = s->cfg;
 	struct geak_worker_opts o = {
-		.python = geak_eopt.python, .script = geak_eopt.harness, .gpu = s->gpu,
-		.vendor = geak_eopt.vendor, .home = s->home, .write_dirs = s->write_dirs,
-		.start_timeout_s = 300, .triton_cache = geak_eopt.triton_cache,
-		.cpu_threads = cpu_threads(), .file_limit = (long long)geak_eopt.file_limit_mib << 20,
-		.run_dir = geak_eopt.scratch, .job_memory = (long long)geak_eopt.memory_mib << 20,
-		.job_procs = geak_eopt.proc_limit, .profiler = geak_eopt.ncu,
+		.python = cfg->python, .script = cfg->harness, .gpu = s->gpu,
+		.vendor = cfg->vendor, .home = s->home, .write_dirs = cfg->write_dirs,
+		.start_timeout_s = 300, .triton_cache = cfg->triton_cache,
+		.cpu_threads = cpu_threads(cfg), .file_limit = (long long)cfg->file_limit_mib << 20,
+		.run_dir = cfg->scratch, .job_memory = (long long)cfg->memory_mib << 20,
+		.job_procs = cfg->proc_limit, .profiler = cfg->ncu,
 	};
 	/* Some GPU runtimes do not start under Landlock, in a private root
 	 * or inside a network namespace: then the workers start again with
@@ -299,40 +297,53 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 /* The GPU modes (GEAK_GPU_SHARED ...) as traces name them. */
 static const char *const mode_name[] = { "shared", "alone", "drained", "room" };
 
+/* A job's runs again for want of memory: made for each job, so that what
+ * one job learned never holds the next. */
+struct rerun {
+	int doublings;            /* it ran out of device memory beside others this often */
+	long floor_mib;           /* and showed it needs at least this much, or 0 */
+	int memory_boost;         /* run again after its share ran out: what the host has */
+	long long boost_bytes;    /* that, measured as the run again starts; 0: not yet */
+};
+
 /* The operator's limits are ceilings: an explicit flag is taken as it
  * is, and a task may ask for less or more than the default, but never
  * more than --max-task-timeout and --max-task-memory. */
 double
-geak_timeout_s(const struct geak_slot *s)
+geak_timeout_s(const struct geak_cand *c)
 {
-	if (geak_eopt.timeout_given || !(s->task_timeout_s > 0))
-		return geak_eopt.timeout_s;
-	return s->task_timeout_s < geak_eopt.max_task_timeout_s ? s->task_timeout_s :
-	    geak_eopt.max_task_timeout_s;
+	const struct geak_evalcfg *cfg = c->slot->cfg;
+
+	if (cfg->timeout_given || !(c->task_timeout_s > 0))
+		return cfg->timeout_s;
+	return c->task_timeout_s < cfg->max_task_timeout_s ? c->task_timeout_s :
+	    cfg->max_task_timeout_s;
 }
 
 static long long host_headroom(void);
 
-/* MiB of memory a job of the slot's task may use; 0: no limit. */
+/* MiB of memory a job of the candidate's task may use; 0: no limit. */
 static long
-memory_mib(const struct geak_slot *s)
+memory_mib(const struct geak_cand *c)
 {
-	if (geak_eopt.memory_given || s->task_memory_mib <= 0)
-		return geak_eopt.memory_mib;
-	return s->task_memory_mib < geak_eopt.max_task_memory_mib ? s->task_memory_mib :
-	    geak_eopt.max_task_memory_mib;
+	const struct geak_evalcfg *cfg = c->slot->cfg;
+
+	if (cfg->memory_given || c->task_memory_mib <= 0)
+		return cfg->memory_mib;
+	return c->task_memory_mib < cfg->max_task_memory_mib ? c->task_memory_mib :
+	    cfg->max_task_memory_mib;
 }
 
-/* Bytes of memory a job of the slot's task may use; 0: no limit. */
+/* Bytes of memory a run of the candidate's job may use; 0: no limit. */
 static long long
-job_memory(struct geak_slot *s)
+job_memory(const struct geak_cand *c, struct rerun *rr)
 {
-	long mib = memory_mib(s);
-	if (mib > 0 && s->memory_boost) {
-		if (!s->boost_bytes)
-			s->boost_bytes = host_headroom();
-		if (s->boost_bytes > (long long)mib << 20)
-			return s->boost_bytes;
+	long mib = memory_mib(c);
+	if (mib > 0 && rr->memory_boost) {
+		if (!rr->boost_bytes)
+			rr->boost_bytes = host_headroom();
+		if (rr->boost_bytes > (long long)mib << 20)
+			return rr->boost_bytes;
 	}
 	return (long long)mib << 20;
 }
@@ -364,29 +375,29 @@ host_headroom(void)
 }
 
 static json_t *
-request(struct geak_slot *s, const char *op, const char *dir, const char *nonce, json_t *extra)
+request(const struct geak_cand *c, struct rerun *rr, const struct geak_jobreq *job)
 {
-	json_t *req = json_pack("{s:s, s:s, s:s, s:f, s:f}", GEAK_REQ_OP, op, GEAK_REQ_DIR, dir,
-	    GEAK_REQ_NONCE, nonce, GEAK_REQ_TIMEOUT, geak_timeout_s(s),
-	    GEAK_REQ_COMPILE, geak_eopt.compile_s);
-	long long memory = job_memory(s);
+	json_t *req = json_pack("{s:s, s:s, s:s, s:f, s:f}", GEAK_REQ_OP, job->op, GEAK_REQ_DIR,
+	    job->dir, GEAK_REQ_NONCE, job->nonce, GEAK_REQ_TIMEOUT, geak_timeout_s(c),
+	    GEAK_REQ_COMPILE, c->slot->cfg->compile_s);
+	long long memory = job_memory(c, rr);
 
 	if (!req)
 		geak_die(GEAK_EXIT_FATAL, "json: out of memory");
 	if (memory > 0)
 		json_object_set_new(req, GEAK_REQ_MEMORY, json_integer(memory));
-	if (extra)
-		json_object_update(req, extra);
+	if (job->extra)
+		json_object_update(req, job->extra);
 	return req;
 }
 
 /* The job cgroup of the worker that runs the next job held to its task's
  * memory. */
 static void
-limit_memory(struct geak_slot *s, int which)
+limit_memory(struct geak_cand *c, struct rerun *rr, int which)
 {
-	struct geak_worker *w = &s->w[which];
-	long long bytes = job_memory(s);
+	struct geak_worker *w = &c->slot->w[which];
+	long long bytes = job_memory(c, rr);
 
 	if (w->cg_job && w->job_memory_set != bytes) {
 		geak_cgroup_memory(w->cg_job, bytes);
@@ -452,10 +463,10 @@ killed_from_outside(json_t *resp)
 /* Killed at its memory limit where that is the default share of the
  * host's over -j, and not on a run again already. */
 static int
-share_ran_out(const struct geak_slot *s, json_t *resp)
+share_ran_out(const struct geak_cand *c, const struct rerun *rr, json_t *resp)
 {
-	return json_object_get(resp, "limit") && !geak_eopt.memory_given && geak_eopt.memory_mib &&
-	    !s->memory_boost;
+	return json_object_get(resp, "limit") && !c->slot->cfg->memory_given &&
+	    c->slot->cfg->memory_mib && !rr->memory_boost;
 }
 
 /* Room for what the peak leaves out: the runtime's context, the
@@ -470,12 +481,12 @@ with_room(long peak_mib)
 	return peak_mib + peak_mib / 4 + CONTEXT_MIB;
 }
 
-/* The device memory a job of the slot's candidate is expected to use, in
- * MiB: its task's reference's peak with room, or 0 (the queue guesses). */
+/* The device memory a job of the candidate is expected to use, in MiB:
+ * its task's reference's peak with room, or 0 (the queue guesses). */
 static long
-gpu_need_mib(const struct geak_slot *s)
+gpu_need_mib(const struct geak_cand *c)
 {
-	return s->gpu_peak_mib ? with_room(s->gpu_peak_mib) : 0;
+	return c->gpu_peak_mib ? with_room(c->gpu_peak_mib) : 0;
 }
 
 /* The queue learns its device's memory from the first worker's greeting
@@ -488,39 +499,44 @@ queue_memory(struct geak_slot *s)
 
 	if (!json_is_integer(mem))
 		return;
-	per_gpu = (geak_eopt.jobs + (long)geak_eopt.ngpus - 1) / (long)geak_eopt.ngpus;
+	per_gpu = (s->cfg->jobs + (long)s->cfg->ngpus - 1) / (long)s->cfg->ngpus;
 	geak_gpuqueue_set_memory(s->queue, (long)(json_integer_value(mem) >> 20), per_gpu);
 }
 
+/* The GPU's queue entered in mode; rr: the job's runs again, NULL for
+ * GEAK_GPU_ALONE (which asks for no memory). */
 static int
-queue_enter(struct geak_slot *s, int mode, struct geak_gpumember *me)
+queue_enter(struct geak_cand *c, int mode, struct geak_gpumember *me, const struct rerun *rr)
 {
+	struct geak_slot *s = c->slot;
 	double t0 = geak_now();
 	int paused;
 
 	if (mode != GEAK_GPU_ALONE) {
 		queue_memory(s);
-		me->need_mib = gpu_need_mib(s);
-		me->doublings = s->gpu_doublings;
-		me->floor_mib = s->gpu_floor_mib;
+		me->need_mib = gpu_need_mib(c);
+		me->doublings = rr->doublings;
+		me->floor_mib = rr->floor_mib;
 	}
 	paused = geak_gpuqueue_enter(s->queue, mode, me);
 
 	if (paused < 0) {
 		geak_warn("cannot lock GPU %s in %s: %s; running without the lock", s->gpu,
-		    geak_eopt.lockdir, strerror(errno));
+		    s->cfg->lockdir, strerror(errno));
 		paused = 0;
 	}
-	s->lock_wait += geak_now() - t0;
+	c->lock_wait += geak_now() - t0;
 	return paused;
 }
 
 static json_t *
-call_worker(struct geak_slot *s, int which, json_t *req, char *err, size_t errlen)
+call_worker(struct geak_cand *c, struct rerun *rr, int which, json_t *req, char *err,
+    size_t errlen)
 {
+	struct geak_slot *s = c->slot;
 	json_t *resp;
 
-	limit_memory(s, which);
+	limit_memory(c, rr, which);
 	resp = geak_worker_call(&s->w[which], req, worker_wait_s(req), err, errlen);
 
 	if (!resp)
@@ -528,53 +544,54 @@ call_worker(struct geak_slot *s, int which, json_t *req, char *err, size_t errle
 	return resp;
 }
 
-static json_t *again_if_short(struct geak_slot *s, int which, json_t *resp, const char *op,
-	const char *dir, const char *nonce, json_t *extra, char *err, size_t errlen);
+static json_t *again_if_short(struct geak_cand *c, struct rerun *rr, int which, json_t *resp,
+	const struct geak_jobreq *job);
 
 /* One run of a job in mode. */
 static json_t *
-job_once(struct geak_slot *s, int which, int mode, const char *op, const char *dir,
-    const char *nonce, json_t *extra, char *err, size_t errlen)
+job_once(struct geak_cand *c, struct rerun *rr, int which, int mode, const struct geak_jobreq *job)
 {
+	struct geak_slot *s = c->slot;
 	struct geak_gpumember me = { .pid = 0 };
 	json_t *req, *resp;
 	double t0 = geak_now(), t1;
 	int paused = 0, gpu = mode != GEAK_USE_NONE && s->queue;
+	const char *dir = job->dir;
 
-	if (geak_slot_up(s, which, err, errlen) < 0)
+	if (geak_slot_up(s, which, job->err, job->errlen) < 0)
 		return NULL;
 	me.pid = s->w[which].proc.pid;
 	if (gpu) {
-		geak_trace(s, "%s: waiting for GPU %s (%s)", base_name(dir), s->gpu, mode_name[mode]);
-		paused = queue_enter(s, mode, &me);
+		geak_trace(c, "%s: waiting for GPU %s (%s)", base_name(dir), s->gpu, mode_name[mode]);
+		paused = queue_enter(c, mode, &me, rr);
 	}
 	t1 = geak_now();
 	if (gpu)
-		geak_trace(s, "%s: running after %.1f s waiting, %d correctness runs paused, "
+		geak_trace(c, "%s: running after %.1f s waiting, %d correctness runs paused, "
 		    "%ld MiB reserved", base_name(dir), t1 - t0, paused, me.held_mib);
 	else
-		geak_trace(s, "%s: running%s", base_name(dir),
+		geak_trace(c, "%s: running%s", base_name(dir),
 		    mode == GEAK_USE_NONE ? " (no device)" : " on the CPU");
-	req = request(s, op, dir, nonce, extra);
-	resp = call_worker(s, which, req, err, errlen);
+	req = request(c, rr, job);
+	resp = call_worker(c, rr, which, req, job->err, job->errlen);
 	json_decref(req);
 	if (gpu)
 		geak_gpuqueue_leave(s->queue, mode, &me);
-	geak_trace(s, "%s: %s after %.1f s", base_name(dir), resp ? geak_job_status(resp) : "failed",
+	geak_trace(c, "%s: %s after %.1f s", base_name(dir), resp ? geak_job_status(resp) : "failed",
 	    geak_now() - t1);
 	return resp;
 }
 
 json_t *
-geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *dir,
-    const char *nonce, json_t *extra, char *err, size_t errlen)
+geak_job(struct geak_cand *c, int which, int mode, const struct geak_jobreq *job)
 {
-	json_t *resp = job_once(s, which, mode, op, dir, nonce, extra, err, errlen);
+	struct rerun rr = { .doublings = 0 };
+	json_t *resp = job_once(c, &rr, which, mode, job);
 
 	/* Only a correctness run can have lacked what the runs beside it held. */
 	if (!resp || mode != GEAK_GPU_SHARED)
 		return resp;
-	return again_if_short(s, which, resp, op, dir, nonce, extra, err, errlen);
+	return again_if_short(c, &rr, which, resp, job);
 }
 
 /* How often a job that ran out of memory beside others runs again once
@@ -603,79 +620,82 @@ may_retry(const struct geak_slot *s, int tries)
  * (should the host run out after all, its killer's SIGKILL brings the
  * runs again). */
 static int
-retry_mode(struct geak_slot *s, json_t *resp, const char *dir, long shown_mib, int tries)
+retry_mode(struct geak_cand *c, struct rerun *rr, json_t *resp, const char *dir, long shown_mib,
+    int tries)
 {
+	const struct geak_slot *s = c->slot;
 	int gpu_short = shown_mib >= 0;
-	int share = !gpu_short && share_ran_out(s, resp);
+	int share = !gpu_short && share_ran_out(c, rr, resp);
 	int mode = tries < ROOM_TRIES ? GEAK_GPU_ROOM : GEAK_GPU_DRAINED;
 
 	if (!gpu_short && !share && !killed_from_outside(resp))
 		return -1;
 	if (!may_retry(s, tries))
 		return -1;
-	s->oom_retries++;
+	c->oom_retries++;
 	if (share) {
-		s->memory_boost = 1;
-		s->boost_bytes = 0;
-		geak_trace(s, "%s: killed at its share of the host's memory; once more, allowed "
-		    "%lld MiB", base_name(dir), job_memory(s) >> 20);
+		rr->memory_boost = 1;
+		rr->boost_bytes = 0;
+		geak_trace(c, "%s: killed at its share of the host's memory; once more, allowed "
+		    "%lld MiB", base_name(dir), job_memory(c, rr) >> 20);
 		return GEAK_GPU_SHARED;
 	}
-	s->gpu_doublings++;
-	if (shown_mib > 0 && with_room(shown_mib) > s->gpu_floor_mib)
-		s->gpu_floor_mib = with_room(shown_mib);
-	geak_trace(s, "%s: %s beside other jobs; %s", base_name(dir),
+	rr->doublings++;
+	if (shown_mib > 0 && with_room(shown_mib) > rr->floor_mib)
+		rr->floor_mib = with_room(shown_mib);
+	geak_trace(c, "%s: %s beside other jobs; %s", base_name(dir),
 	    gpu_short ? (s->gpu ? "out of GPU memory" : "out of memory") :
 	    "killed by SIGKILL (host memory?)", !s->gpu ? "once more" :
 	    mode == GEAK_GPU_ROOM ? "again, expecting twice the memory" : "again on a drained GPU");
 	if (s->gpu && shown_mib > 0)
-		geak_trace(s, "%s: it showed it needs %ld MiB: %ld MiB at least", base_name(dir),
-		    shown_mib, s->gpu_floor_mib);
+		geak_trace(c, "%s: it showed it needs %ld MiB: %ld MiB at least", base_name(dir),
+		    shown_mib, rr->floor_mib);
 	return s->gpu ? mode : GEAK_GPU_SHARED;
 }
 
 /* resp, or the job run again where it ran out of memory. */
 static json_t *
-again_if_short(struct geak_slot *s, int which, json_t *resp, const char *op, const char *dir,
-    const char *nonce, json_t *extra, char *err, size_t errlen)
+again_if_short(struct geak_cand *c, struct rerun *rr, int which, json_t *resp,
+    const struct geak_jobreq *job)
 {
+	const char *dir = job->dir;
 	int mode;
 
-	for (int tries = 0; resp && (mode = retry_mode(s, resp, dir, short_mark(dir), tries)) >= 0;
+	for (int tries = 0; resp && (mode = retry_mode(c, rr, resp, dir, short_mark(dir), tries)) >= 0;
 	    tries++) {
 		json_decref(resp);
-		resp = job_once(s, which, mode, op, dir, nonce, extra, err, errlen);
+		resp = job_once(c, rr, which, mode, job);
 	}
-	s->memory_boost = 0;
-	s->gpu_doublings = 0;
-	s->gpu_floor_mib = 0;
 	return resp;
 }
 
 /* The run job started in mode, up to its first message: ready (to be
  * told to go) or its end. */
 static json_t *
-start_in(struct geak_slot *s, int mode, const char *op, const char *dir, const char *nonce,
-    json_t *extra, char *err, size_t errlen)
+start_in(struct geak_cand *c, struct rerun *rr, int mode, const struct geak_jobreq *job)
 {
+	struct geak_slot *s = c->slot;
 	json_t *req, *msg;
 	double t0 = geak_now();
+	const char *dir = job->dir;
+	char *err = job->err;
+	size_t errlen = job->errlen;
 
 	if (geak_slot_up(s, GEAK_W_RUN, err, errlen) < 0)
 		return NULL;
 	s->member = (struct geak_gpumember){ .pid = s->w[GEAK_W_RUN].proc.pid };
 	if (s->queue) {
-		geak_trace(s, "%s: waiting for GPU %s (%s, to prepare)", base_name(dir), s->gpu,
+		geak_trace(c, "%s: waiting for GPU %s (%s, to prepare)", base_name(dir), s->gpu,
 		    mode_name[mode]);
-		queue_enter(s, mode, &s->member);
-		geak_trace(s, "%s: running after %.1f s waiting, %ld MiB reserved", base_name(dir),
+		queue_enter(c, mode, &s->member, rr);
+		geak_trace(c, "%s: running after %.1f s waiting, %ld MiB reserved", base_name(dir),
 		    geak_now() - t0, s->member.held_mib);
 	} else {
-		geak_trace(s, "%s: running on the CPU", base_name(dir));
+		geak_trace(c, "%s: running on the CPU", base_name(dir));
 	}
-	req = request(s, op, dir, nonce, extra);
+	req = request(c, rr, job);
 	json_object_set_new(req, GEAK_REQ_HANDSHAKE, json_true());
-	limit_memory(s, GEAK_W_RUN);
+	limit_memory(c, rr, GEAK_W_RUN);
 	msg = geak_worker_send(&s->w[GEAK_W_RUN], req, err, errlen) < 0 ? NULL :
 	    geak_worker_read(&s->w[GEAK_W_RUN], worker_wait_s(req), err, errlen);
 	if (!msg)
@@ -687,7 +707,7 @@ start_in(struct geak_slot *s, int mode, const char *op, const char *dir, const c
 	if (s->queue)
 		geak_gpuqueue_leave(s->queue, mode, &s->member);
 	snprintf(s->pending_name, sizeof s->pending_name, "%s", base_name(dir));
-	geak_trace(s, "%s: %s after %.1f s", base_name(dir),
+	geak_trace(c, "%s: %s after %.1f s", base_name(dir),
 	    !msg ? "failed" : s->pending ? "ready" : geak_job_status(msg), geak_now() - t0);
 	return msg;
 }
@@ -698,21 +718,22 @@ start_in(struct geak_slot *s, int mode, const char *op, const char *dir, const c
  * ready job that cannot run again keeps its go, the mark dropped: its
  * checks' failures stand, and a later mark is its timing's. */
 static int
-start_again(struct geak_slot *s, json_t *msg, const char *dir, int tries, char *err,
-    size_t errlen)
+start_again(struct geak_cand *c, struct rerun *rr, json_t *msg, const struct geak_jobreq *job,
+    int tries)
 {
+	const char *dir = job->dir;
 	long shown_mib = short_mark(dir);
 	json_t *ended;
 	int mode;
 
-	if (!s->pending)
-		return retry_mode(s, msg, dir, shown_mib, tries);
-	if (shown_mib < 0 || !may_retry(s, tries))
+	if (!c->slot->pending)
+		return retry_mode(c, rr, msg, dir, shown_mib, tries);
+	if (shown_mib < 0 || !may_retry(c->slot, tries))
 		return -1;
-	ended = geak_job_go(s, 0, err, errlen);
+	ended = geak_job_go(c, 0, job->err, job->errlen);
 	if (!ended)
 		return -1;
-	mode = retry_mode(s, ended, dir, shown_mib, tries);
+	mode = retry_mode(c, rr, ended, dir, shown_mib, tries);
 	json_decref(ended);
 	return mode;
 }
@@ -720,34 +741,32 @@ start_again(struct geak_slot *s, json_t *msg, const char *dir, int tries, char *
 /* A run job run once more where it ran out of memory is started again
  * the same way, so that it is still timed on go. */
 json_t *
-geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char *nonce,
-    json_t *extra, char *err, size_t errlen)
+geak_job_start(struct geak_cand *c, const struct geak_jobreq *job)
 {
-	json_t *msg = start_in(s, GEAK_GPU_SHARED, op, dir, nonce, extra, err, errlen);
+	struct rerun rr = { .doublings = 0 };
+	json_t *msg = start_in(c, &rr, GEAK_GPU_SHARED, job);
 	int mode;
 
-	for (int tries = 0; msg && (mode = start_again(s, msg, dir, tries, err, errlen)) >= 0;
+	for (int tries = 0; msg && (mode = start_again(c, &rr, msg, job, tries)) >= 0;
 	    tries++) {
 		json_decref(msg);
-		msg = start_in(s, mode, op, dir, nonce, extra, err, errlen);
+		msg = start_in(c, &rr, mode, job);
 	}
-	s->memory_boost = 0;
-	s->gpu_doublings = 0;
-	s->gpu_floor_mib = 0;
 	return msg;
 }
 
 /* One message of a job told to go, within a whole run's allowance. */
 static json_t *
-go_read(struct geak_slot *s, char *err, size_t errlen)
+go_read(const struct geak_cand *c, char *err, size_t errlen)
 {
-	return geak_worker_read(&s->w[GEAK_W_RUN], geak_timeout_s(s) + geak_eopt.compile_s + 60 +
-	    PAUSE_ROOM_S, err, errlen);
+	return geak_worker_read(&c->slot->w[GEAK_W_RUN], geak_timeout_s(c) + c->slot->cfg->compile_s +
+	    60 + PAUSE_ROOM_S, err, errlen);
 }
 
 json_t *
-geak_job_go(struct geak_slot *s, int go, char *err, size_t errlen)
+geak_job_go(struct geak_cand *c, int go, char *err, size_t errlen)
 {
+	struct geak_slot *s = c->slot;
 	json_t *msg = json_pack("{s:b}", GEAK_MSG_GO, go), *resp;
 	double t0 = geak_now();
 	int paused = 0, alone = go && s->queue;
@@ -759,22 +778,22 @@ geak_job_go(struct geak_slot *s, int go, char *err, size_t errlen)
 	}
 	s->pending = 0;
 	if (alone) {
-		geak_trace(s, "%s: ready; waiting for GPU %s (alone)", s->pending_name, s->gpu);
-		paused = queue_enter(s, GEAK_GPU_ALONE, &s->member);
-		geak_trace(s, "%s: timing after %.1f s waiting, %d correctness runs paused",
+		geak_trace(c, "%s: ready; waiting for GPU %s (alone)", s->pending_name, s->gpu);
+		paused = queue_enter(c, GEAK_GPU_ALONE, &s->member, NULL);
+		geak_trace(c, "%s: timing after %.1f s waiting, %d correctness runs paused",
 		    s->pending_name, geak_now() - t0, paused);
 	}
-	resp = geak_worker_send(&s->w[GEAK_W_RUN], msg, err, errlen) < 0 ? NULL : go_read(s, err, errlen);
+	resp = geak_worker_send(&s->w[GEAK_W_RUN], msg, err, errlen) < 0 ? NULL : go_read(c, err, errlen);
 	/* The job says when it is done with the GPU, before it saves what
 	 * it kept and ends: the correctness runs go on from there. */
 	if (resp && json_is_true(json_object_get(resp, GEAK_MSG_TIMED))) {
 		json_decref(resp);
 		if (alone) {
 			geak_gpuqueue_leave(s->queue, GEAK_GPU_ALONE, &s->member);
-			geak_trace(s, "%s: timed; GPU %s shared again", s->pending_name, s->gpu);
+			geak_trace(c, "%s: timed; GPU %s shared again", s->pending_name, s->gpu);
 			alone = 0;
 		}
-		resp = go_read(s, err, errlen);
+		resp = go_read(c, err, errlen);
 	}
 	if (!resp)
 		s->up[GEAK_W_RUN] = 0;
@@ -783,16 +802,16 @@ geak_job_go(struct geak_slot *s, int go, char *err, size_t errlen)
 		geak_gpuqueue_leave(s->queue, GEAK_GPU_ALONE, &s->member);
 	if (s->queue)
 		geak_gpuqueue_unreserve(s->queue, &s->member);
-	geak_trace(s, "%s: %s", s->pending_name, resp ? geak_job_status(resp) : "failed");
+	geak_trace(c, "%s: %s", s->pending_name, resp ? geak_job_status(resp) : "failed");
 	return resp;
 }
 
 /* ---- directories and files ---- */
 
 char *
-geak_job_dir(const char *prefix)
+geak_job_dir(const struct geak_evalcfg *cfg, const char *prefix)
 {
-	char *jobs = geak_xasprintf("%s/jobs", geak_eopt.scratch);
+	char *jobs = geak_xasprintf("%s/jobs", cfg->scratch);
 	char *dir = geak_mkworkdir(jobs, prefix);
 
 	if (!dir)
@@ -802,9 +821,9 @@ geak_job_dir(const char *prefix)
 }
 
 void
-geak_job_drop(char *dir)
+geak_job_drop(const struct geak_evalcfg *cfg, char *dir)
 {
-	if (dir && !geak_eopt.keep)
+	if (dir && !cfg->keep)
 		geak_rmtree(dir);
 	free(dir);
 }
@@ -885,18 +904,25 @@ cut_before(const char *dir, const char *name, char *why, size_t whylen)
 	return n;
 }
 
+/* Of a job's file read from its end: the bytes read, and how many came
+ * before them. */
+struct file_end {
+	size_t len;
+	unsigned long long skipped;
+};
+
 /* The last max bytes of a job's file (it may be of any size),
- * NUL-terminated; *skipped says how many came before.  NULL when it
- * cannot be read. */
+ * NUL-terminated, with end.  NULL when it cannot be read. */
 static char *
-read_end(const char *dir, const char *name, size_t max, size_t *len, unsigned long long *skipped,
-    char *why, size_t whylen)
+read_end(const char *dir, const char *name, size_t max, struct file_end *end, char *why,
+    size_t whylen)
 {
 	struct stat st;
 	int fd = geak_open_untrusted(dir, name, &st);
 	char *buf;
 	ssize_t n;
 	size_t got = 0;
+	unsigned long long *skipped = &end->skipped;
 
 	*skipped = 0;
 	if (fd < 0) {
@@ -921,23 +947,24 @@ read_end(const char *dir, const char *name, size_t max, size_t *len, unsigned lo
 	}
 	close(fd);
 	buf[got] = '\0';
-	*len = got;
+	end->len = got;
 	return buf;
 }
 
 json_t *
 geak_job_tail(const char *dir, const char *name, size_t bytes, char *why, size_t whylen)
 {
-	size_t len = 0;
-	unsigned long long cut = cut_before(dir, name, why, whylen), skipped;
+	struct file_end end = { .len = 0 };
+	unsigned long long cut = cut_before(dir, name, why, whylen);
 	/* Far more than is kept, so that a secret split where the read
 	 * begins is nowhere near what is kept. */
-	char *data = read_end(dir, name, bytes + (1 << 20), &len, &skipped, why, whylen);
+	char *data = read_end(dir, name, bytes + (1 << 20), &end, why, whylen);
+	size_t len = end.len;
 	json_t *s;
 
 	if (!data)
 		return json_null();
-	cut += skipped;
+	cut += end.skipped;
 	for (size_t i = 0; i < len; i++)
 		if (!data[i])
 			data[i] = '?'; /* a NUL would end the string early */

@@ -10,37 +10,35 @@
 #include "eval/evalworker.h"
 #include "eval/gpulock.h"
 
-struct geak_evalopts {
-	long jobs;
-	char **gpus;              /* one per slot's device; NULL: the CPU mode */
-	size_t ngpus;
-	char *vendor;             /* of the GPUs, from the runtimes; NULL: unknown */
+/* How the jobs are run, as the tool that runs them was told: read only,
+ * the same for every slot. */
+struct geak_evalcfg {
+	long jobs;                /* slots at once */
+	size_t ngpus;             /* the GPUs they share; 0: the CPU mode */
+	const char *vendor;       /* of the GPUs, from the runtimes; NULL: unknown */
 	double timeout_s, compile_s;
-	int timeout_given;        /* --timeout was given: a task's own is not taken */
+	int timeout_given;        /* timeout_s was asked for: a task's own is not taken */
 	double max_task_timeout_s;  /* the most a task's own timeout may be */
 	long max_task_memory_mib;   /* the most a task's own memory may be */
-	char *cache_dir;
-	int no_cache, keep, cpu, gpus_given, no_perf, unordered, verbose;
-	int profile;              /* --profile: a kernel breakdown of the largest case */
-	char *ncu;                /* the profiler reading hardware counters, or NULL */
-	char *counters_why;       /* with --profile and no ncu: why there are no counters */
+	const char *cache_dir;
+	int no_cache, keep, no_perf, verbose;
+	int profile;              /* a kernel breakdown of the largest case */
+	const char *ncu;          /* the profiler reading hardware counters, or NULL */
+	const char *counters_why; /* with profile and no ncu: why there are no counters */
 	const char *static_mode;  /* strict, warn or off */
-	long seeds, reps;
-	long perf_cases;          /* a task's performance cases run, 0: all */
+	long reps;
 	long file_limit_mib;
 	long memory_mib, proc_limit;  /* each job's; 0: none */
-	int memory_given;         /* --memory-limit was given: never more */
+	int memory_given;         /* memory_mib was asked for: never more */
 	double speedup_limit;     /* flag speedups above it; 0: none */
-	int allow_torch_ops;      /* --allow-torch-ops */
 	const char *python;
-	char *harness;            /* geak_worker.py */
-	const char *tmp_parent;
-	char *scratch;            /* this run's private directory */
-	char *triton_cache;       /* per-code compile caches, shared by every job */
-	char *lockdir;
-	double started;           /* for -v */
+	const char *harness;      /* geak_worker.py */
+	const char *scratch;      /* this run's private directory */
+	const char *triton_cache; /* per-code compile caches, shared by every job */
+	const char *lockdir;
+	const char *const *write_dirs; /* Landlock: where the workers may write */
+	double started;           /* for the trace */
 };
-extern struct geak_evalopts geak_eopt;
 
 /* The workers of a slot: RUN runs code (the candidate's, the reference's)
  * on the GPU; JUDGE judges, checks sources, and times the reference while
@@ -51,6 +49,7 @@ enum { GEAK_USE_NONE = -1 };
 
 struct geak_slot {
 	int idx;
+	const struct geak_evalcfg *cfg;
 	const char *gpu;
 	struct geak_gpuqueue *queue;
 	struct geak_worker w[GEAK_NWORKERS];
@@ -58,25 +57,37 @@ struct geak_slot {
 	size_t layer;             /* index of the sandbox layers in use */
 	json_t *hello;            /* a stored greeting still valid, or NULL */
 	char *home;
-	const char *const *write_dirs;
-	double lock_wait;         /* seconds waited for the GPU, this candidate */
-	int oom_retries;          /* jobs run again for want of memory, this candidate */
-	long gpu_peak_mib;        /* its task's reference's device memory at most (calibrated), or 0 */
-	int gpu_doublings;        /* its job ran out of device memory beside others this often */
-	long gpu_floor_mib;       /* and showed it needs at least this much, or 0 */
-	const char *where, *id;   /* the candidate's input line and id, for -v */
-	double task_timeout_s;    /* the candidate's task's own --timeout (task.timeout), or 0 */
-	long task_memory_mib;     /* its own --memory-limit (task.memory_mib), or 0 */
-	int memory_boost;         /* run again after its share ran out: what the host has */
-	long long boost_bytes;    /* that, measured as the run again starts; 0: not yet */
 	/* A job that said it is ready and waits for go: */
 	struct geak_gpumember member;
 	int pending;
 	char pending_name[64];
 };
 
-void geak_slot_init(struct geak_slot *s, int idx, const char *gpu, struct geak_gpuqueue *q,
-	const char *home, const char *const *write_dirs);
+/* A candidate as its slot evaluates it: made where its record is
+ * processed, gone with it.  Every job of the candidate runs through it. */
+struct geak_cand {
+	struct geak_slot *slot;
+	const char *where, *id;   /* its input line and id, for the trace */
+	double task_timeout_s;    /* its task's own timeout (task.timeout), or 0 */
+	long task_memory_mib;     /* its task's own memory (task.memory_mib), or 0 */
+	long gpu_peak_mib;        /* its task's reference's device memory at most
+	                           * (calibrated), or 0: a calibration's is not known */
+	double lock_wait;         /* seconds waited for the GPU */
+	int oom_retries;          /* jobs run again for want of memory */
+};
+
+/* One job: what it does, where, and where its failure is said. */
+struct geak_jobreq {
+	const char *op;           /* GEAK_OP_* */
+	const char *dir;          /* its directory (geak_job_dir) */
+	const char *nonce;        /* its result carries it */
+	json_t *extra;            /* further keys of its request, or NULL */
+	char *err;                /* why it failed, where it did */
+	size_t errlen;
+};
+
+void geak_slot_init(struct geak_slot *s, const struct geak_evalcfg *cfg, int idx, const char *gpu,
+	struct geak_gpuqueue *q, const char *home);
 void geak_slot_fini(struct geak_slot *s);
 /* The worker's greeting: the running RUN worker's, else a stored one
  * whose fingerprint still holds, else NULL. */
@@ -84,28 +95,26 @@ json_t *geak_slot_hello(struct geak_slot *s);
 /* Start the worker if it is not running; 0 or -1 with err set. */
 int geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen);
 
-/* The seconds a job of the slot's candidate may run after its first call:
- * --timeout where given, else its task's own (at most
- * --max-task-timeout), else the default --timeout. */
-double geak_timeout_s(const struct geak_slot *s);
+/* The seconds a job of the candidate may run after its first call:
+ * timeout_s where asked for, else its task's own (at most
+ * max_task_timeout_s), else the default timeout_s. */
+double geak_timeout_s(const struct geak_cand *c);
 
 /* One job on a worker, through the GPU's queue in mode (GEAK_GPU_*, or
  * GEAK_USE_NONE): its response, or NULL with err set (the worker failed).
  * A correctness run that ran out of memory beside others runs again with
  * more of it free (see retry_mode in evaljob.c). */
-json_t *geak_job(struct geak_slot *s, int which, int mode, const char *op, const char *dir,
-	const char *nonce, json_t *extra, char *err, size_t errlen);
+json_t *geak_job(struct geak_cand *c, int which, int mode, const struct geak_jobreq *job);
 /* A job that says when it is ready and waits for go: shared until then.
  * Returns {"ready": true} (the job waits: answer with geak_job_go) or
  * the job's response, or NULL with err set. */
-json_t *geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char *nonce,
-	json_t *extra, char *err, size_t errlen);
+json_t *geak_job_start(struct geak_cand *c, const struct geak_jobreq *job);
 /* Tell the waiting job to go (alone on the GPU) or to stop; its response. */
-json_t *geak_job_go(struct geak_slot *s, int go, char *err, size_t errlen);
+json_t *geak_job_go(struct geak_cand *c, int go, char *err, size_t errlen);
 
 /* A fresh directory under the run's jobs/; caller frees. */
-char *geak_job_dir(const char *prefix);
-void geak_job_drop(char *dir);
+char *geak_job_dir(const struct geak_evalcfg *cfg, const char *prefix);
+void geak_job_drop(const struct geak_evalcfg *cfg, char *dir);
 void geak_nonce(char out[33]);
 /* A job's JSON file, read as geak_read_untrusted reads (its job may have
  * made or replaced it), or NULL.  why, where not NULL, gets why a file
@@ -126,8 +135,8 @@ json_t *geak_job_tail(const char *dir, const char *name, size_t bytes, char *why
 /* What a job's stderr says: its last line, then its last lines whole. */
 void geak_job_gist(const char *dir, char *buf, size_t n);
 
-/* With -v: one line per step of a candidate on stderr. */
-void geak_trace(const struct geak_slot *s, const char *fmt, ...)
+/* With verbose: one line per step of a candidate on stderr. */
+void geak_trace(const struct geak_cand *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 #endif

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "eval/evalcache.h"
-#include "eval/evalcalib.h"
+#include "eval/evalregen.h"
 #include "eval/evalprofile.h"
 #include "eval/harness.h"
 #include "record.h"
@@ -65,7 +65,7 @@ geak_profile_steps(const struct geak_profile *p)
  * process's seconds and the named steps of them that took any, then the
  * steps of its own. */
 static void
-trace_steps(const struct geak_slot *s, const char *dir, json_t *prof)
+trace_steps(const struct geak_cand *c, const char *dir, json_t *prof)
 {
 	static const char *const parts[] = { "mem_wait", "tests", "perf_checks", "search",
 		"compile", "save", "load", "take", NULL };
@@ -95,7 +95,7 @@ trace_steps(const struct geak_slot *s, const char *dir, json_t *prof)
 			n += (size_t)snprintf(line + n, sizeof line - n, "runs %lld)",
 			    json_integer_value(json_object_get(v, "runs")));
 	}
-	geak_trace(s, "%s: steps (s):%s", strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir, line);
+	geak_trace(c, "%s: steps (s):%s", strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir, line);
 }
 
 long
@@ -164,12 +164,14 @@ keepable(json_t *prof)
  * and may have left anything else beside them. */
 static const char *const profile_files[] = { GEAK_FILE_PROFILE, "profile.pt", GEAK_FILE_MASKS, NULL };
 
-/* name copied from the job's folder from to the folder to (ours); 0, or
- * -1 with err set.  One the job did not leave is not copied. */
+/* name copied from the job's folder from to the folder to (ours), if it
+ * is at most cap bytes; 0, or -1 with err set.  One the job did not leave
+ * is not copied. */
 static int
-copy_out(const char *from, const char *name, const char *to, char *err, size_t errlen)
+copy_out(const char *from, const char *name, const char *to, unsigned long long cap, char *err,
+    size_t errlen)
 {
-	unsigned long long cap = (unsigned long long)geak_eopt.file_limit_mib << 20, done = 0;
+	unsigned long long done = 0;
 	struct stat st;
 	int in = geak_open_untrusted(from, name, &st), out = -1, saved = 0;
 	char buf[65536], *path = geak_xasprintf("%s/%s", to, name);
@@ -209,8 +211,10 @@ copy_out(const char *from, const char *name, const char *to, char *err, size_t e
  * -1 with err set.  Two evaluators may calibrate one task at once:
  * either profile is good, and the one kept first is taken. */
 static int
-keep_profile(struct geak_profile *p, const char *tmp, const char *base, char *err, size_t errlen)
+keep_profile(const struct geak_evalcfg *cfg, struct geak_profile *p, const char *tmp,
+    const char *base, char *err, size_t errlen)
 {
+	unsigned long long cap = (unsigned long long)cfg->file_limit_mib << 20;
 	char *out = geak_mkdirs(base, 0700) < 0 ? NULL : geak_mkworkdir(base, "profile-");
 	char *dir = geak_xasprintf("%s/%s", base, p->key);
 	int r = 0;
@@ -221,7 +225,7 @@ keep_profile(struct geak_profile *p, const char *tmp, const char *base, char *er
 		return -1;
 	}
 	for (const char *const *f = profile_files; *f && r == 0; f++)
-		r = copy_out(tmp, *f, out, err, errlen);
+		r = copy_out(tmp, *f, out, cap, err, errlen);
 	/* The spec beside it: what an exported profile is checked by. */
 	if (r == 0)
 		geak_job_dump(p->refspec, out, GEAK_FILE_SPEC);
@@ -240,22 +244,25 @@ keep_profile(struct geak_profile *p, const char *tmp, const char *base, char *er
 /* The reference calibrated in a folder of the run's own, thrown away
  * after: only the profile's files leave it. */
 static int
-calibrate(struct geak_slot *s, struct geak_profile *p, const char *base, char *err, size_t errlen)
+calibrate(struct geak_cand *c, struct geak_profile *p, const char *base, char *err, size_t errlen)
 {
-	char *tmp = geak_job_dir("calibrate-"), nonce[33], why[256] = "";
-	json_t *extra, *resp, *prof;
-	double budget = geak_timeout_s(s) + geak_eopt.compile_s;
+	const struct geak_evalcfg *cfg = c->slot->cfg;
+	char *tmp = geak_job_dir(cfg, "calibrate-"), nonce[33], why[256] = "";
+	struct geak_jobreq job = { .op = GEAK_OP_CALIBRATE, .dir = tmp, .nonce = nonce, .err = err,
+		.errlen = errlen };
+	json_t *resp, *prof;
+	double budget = geak_timeout_s(c) + cfg->compile_s;
 	int r = 0;
 
 	geak_job_dump(p->refspec, tmp, GEAK_FILE_JOB);
 	geak_nonce(nonce);
-	extra = json_pack("{s:f, s:O, s:f, s:f}", GEAK_REQ_BUDGET, budget, GEAK_REQ_PERF,
+	job.extra = json_pack("{s:f, s:O, s:f, s:f}", GEAK_REQ_BUDGET, budget, GEAK_REQ_PERF,
 	    json_object_get(p->refspec, "perf_checked"), GEAK_REQ_TIMEOUT, budget * CALIBRATION_RUNS,
-	    GEAK_REQ_COMPILE, geak_eopt.compile_s);
-	resp = geak_job(s, GEAK_W_RUN, GEAK_GPU_SHARED, GEAK_OP_CALIBRATE, tmp, nonce, extra, err, errlen);
-	json_decref(extra);
+	    GEAK_REQ_COMPILE, cfg->compile_s);
+	resp = geak_job(c, GEAK_W_RUN, GEAK_GPU_SHARED, &job);
+	json_decref(job.extra);
 	if (!resp) {
-		geak_job_drop(tmp);
+		geak_job_drop(cfg, tmp);
 		return -1;
 	}
 	prof = geak_job_load(tmp, GEAK_FILE_PROFILE, why, sizeof why);
@@ -267,8 +274,8 @@ calibrate(struct geak_slot *s, struct geak_profile *p, const char *base, char *e
 		    *why || *gist ? ": " : "", *why ? why : gist);
 		r = -1;
 	} else if (keepable(prof)) {
-		trace_steps(s, tmp, prof);
-		r = keep_profile(p, tmp, base, err, errlen);
+		trace_steps(c, tmp, prof);
+		r = keep_profile(cfg, p, tmp, base, err, errlen);
 	} else {
 		/* Not kept: a failure that may not come again, known to this run. */
 		const char *msg = json_string_value(json_object_get(prof, "error"));
@@ -276,7 +283,7 @@ calibrate(struct geak_slot *s, struct geak_profile *p, const char *base, char *e
 		p->profile = json_incref(prof);
 	}
 	json_decref(prof), json_decref(resp);
-	geak_job_drop(tmp);
+	geak_job_drop(cfg, tmp);
 	return r;
 }
 
@@ -284,18 +291,18 @@ calibrate(struct geak_slot *s, struct geak_profile *p, const char *base, char *e
  * --import-calibration); 0, or -1 when they cannot be, and the profile
  * is put aside for a calibration of this machine's own. */
 static int
-regenerate(struct geak_slot *s, struct geak_profile *p, const char *base, const char *dir)
+regenerate(struct geak_cand *c, struct geak_profile *p, const char *base, const char *dir)
 {
 	char why[1024];
 	double t0 = geak_now();
 
-	geak_trace(s, "regenerating the reference's outputs (an imported profile)");
-	if (geak_calib_regenerate(s, p->refspec, dir, why, sizeof why) == 0) {
-		geak_trace(s, "regenerated the reference's outputs in %.1f s", geak_now() - t0);
+	geak_trace(c, "regenerating the reference's outputs (an imported profile)");
+	if (geak_calib_regenerate(c, p->refspec, dir, why, sizeof why) == 0) {
+		geak_trace(c, "regenerated the reference's outputs in %.1f s", geak_now() - t0);
 		return 0;
 	}
 	geak_warn("%s: the imported profile of the reference does not hold here: %s; "
-	    "calibrating it", s->where ? s->where : "geak-eval", why);
+	    "calibrating it", c->where ? c->where : "geak-eval", why);
 	geak_calib_discard(base, p->key);
 	json_decref(p->profile);
 	free(p->dir), free(p->error);
@@ -315,8 +322,9 @@ geak_profile_each(void (*fn)(void *arg, const char *key, json_t *refspec, const 
 }
 
 struct geak_profile *
-geak_profile_get(struct geak_slot *s, json_t *refspec, double *seconds, char *err, size_t errlen)
+geak_profile_get(struct geak_cand *c, json_t *refspec, double *seconds, char *err, size_t errlen)
 {
+	const struct geak_evalcfg *cfg = c->slot->cfg;
 	char key[65], *base, *dir;
 	struct geak_profile *p;
 	int r = 0, worked = 0;
@@ -333,16 +341,16 @@ geak_profile_get(struct geak_slot *s, json_t *refspec, double *seconds, char *er
 	}
 	p->busy = 1;
 	pthread_mutex_unlock(&mu);
-	base = geak_eopt.no_cache ? geak_xasprintf("%s/profile", geak_eopt.scratch)
-	    : geak_xasprintf("%s/profile", geak_eopt.cache_dir);
+	base = cfg->no_cache ? geak_xasprintf("%s/profile", cfg->scratch)
+	    : geak_xasprintf("%s/profile", cfg->cache_dir);
 	dir = geak_xasprintf("%s/%s", base, key);
 	if (read_profile(p, dir) == 0 && geak_calib_wants_outputs(p->profile, dir)) {
-		regenerate(s, p, base, dir);
+		regenerate(c, p, base, dir);
 		worked = 1;
 	}
 	if (!p->profile) {
-		geak_trace(s, "calibrating the reference");
-		r = calibrate(s, p, base, err, errlen);
+		geak_trace(c, "calibrating the reference");
+		r = calibrate(c, p, base, err, errlen);
 		worked = 1;
 	}
 	if (worked)

@@ -11,11 +11,12 @@
 struct geak_profile;
 
 /* The profile of the task whose reference spec is refspec (the task's
- * spec with the reference as its code), calibrated by slot s where no
- * other evaluator has: NULL with err set when the harness could not be
- * used.  A profile whose reference cannot be calibrated is returned too:
- * see geak_profile_error.  Every candidate of a task shares one. */
-struct geak_profile *geak_profile_get(struct geak_slot *s, json_t *refspec, double *seconds,
+ * spec with the reference as its code), calibrated by candidate c's slot
+ * where no other evaluator has: NULL with err set when the harness could
+ * not be used.  A profile whose reference cannot be calibrated is
+ * returned too: see geak_profile_error.  Every candidate of a task shares
+ * one. */
+struct geak_profile *geak_profile_get(struct geak_cand *c, json_t *refspec, double *seconds,
 	char *err, size_t errlen);
 /* Where the reference's calibration spent its seconds, by process and
  * step (profile.json's "steps"), or NULL; borrowed. */

@@ -191,9 +191,10 @@ def regenerate(spec, pdir, d, budget, perf):
         raise Failed("profile", f"its seeds {seeds} are not the task's {cal.seeds}")
     cal.poison, cal.one_call = bool(profile.get("poison")), bool(profile.get("one_call"))
     ok_cases = [c["key"] for c in profile.get("cases") or [] if c.get("ok")]
+    # The choices of the calibration's search stand for A's result.
+    cal.first = {"tunings": profile.get("tunings") or []}
     plan = cal.plan([seeds[0], seeds[0]] + seeds[1:], calibrate.PERF_CHECKS if ok_cases else 0,
                     guard_poison=True, autotune=["pin", 0])
-    plan["pins"] = profile.get("tunings") or []
     res, outs = cal.process("G", plan)
     if res is None:
         raise Failed(outs["kind"], outs["message"])

@@ -1,0 +1,151 @@
+/*
+ * evalregen.c: the outputs of a profile that came without them (an
+ * imported calibration) made again, from its recorded seeds and choices,
+ * by the harness's "regenerate" job.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "eval/evaljob.h"
+#include "eval/evalregen.h"
+#include "eval/harness.h"
+#include "record.h"
+#include "util.h"
+
+/* How many runs' time a regeneration may take: the calibration's first
+ * process runs the first seed twice, every seed, and each case twice. */
+#define REGEN_RUNS 4
+
+int
+geak_calib_wants_outputs(json_t *profile, const char *dir)
+{
+	char *path;
+	struct stat st;
+	int missing;
+
+	if (!json_is_true(json_object_get(profile, "ok")))
+		return 0;
+	path = geak_xasprintf("%s/profile.pt", dir);
+	missing = lstat(path, &st) < 0 && errno == ENOENT;
+	free(path);
+	return missing;
+}
+
+/* The file fd readable as the rest of dir is: where the harness opened
+ * dir to the group of the jobs' uid (the judge reads the profile as it),
+ * a file added later is opened to it too. */
+static int
+share_as_dir(int fd, const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0)
+		return -1;
+	if (st.st_gid == getegid())
+		return 0;
+	return fchown(fd, (uid_t)-1, st.st_gid) < 0 || fchmod(fd, 0640) < 0 ? -1 : 0;
+}
+
+/* name of the job's folder from, copied to dir/name through a temporary
+ * file renamed into place; 0, or -1 with err set. */
+static int
+take_file(const char *from, const char *name, const char *dir, unsigned long long cap, char *err,
+    size_t errlen)
+{
+	unsigned long long done = 0;
+	struct stat st;
+	int in = geak_open_untrusted(from, name, &st), out = -1, saved = 0;
+	char buf[65536], *path = geak_xasprintf("%s/%s", dir, name);
+	char *tmp = geak_xasprintf("%s.%ld.tmp", path, (long)getpid());
+	ssize_t n;
+
+	if (in < 0) {
+		snprintf(err, errlen, "the job left no %s: %s", name, geak_untrusted_why(errno));
+		free(path), free(tmp);
+		return -1;
+	}
+	if ((out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0 ||
+	    share_as_dir(out, dir) < 0)
+		saved = errno;
+	while (out >= 0 && (n = read(in, buf, sizeof buf)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (done += (unsigned long long)n) > cap || geak_write_all(out, buf, (size_t)n) < 0) {
+			saved = n < 0 || done <= cap ? errno : EFBIG;
+			break;
+		}
+	}
+	if (out >= 0 && close(out) < 0 && !saved)
+		saved = errno;
+	close(in);
+	if (!saved && rename(tmp, path) < 0)
+		saved = errno;
+	if (saved) {
+		unlink(tmp);
+		snprintf(err, errlen, "%s cannot be kept in %s: %s", name, dir, strerror(saved));
+	}
+	free(path), free(tmp);
+	return saved ? -1 : 0;
+}
+
+int
+geak_calib_regenerate(struct geak_cand *c, json_t *refspec, const char *dir, char *err, size_t errlen)
+{
+	const struct geak_evalcfg *cfg = c->slot->cfg;
+	char *tmp, nonce[33], why[256] = "";
+	double budget = geak_timeout_s(c) + cfg->compile_s;
+	struct geak_jobreq job;
+	json_t *extra, *resp, *res;
+	int r = -1;
+
+	if (!json_is_object(refspec)) {
+		snprintf(err, errlen, "no spec");
+		return -1;
+	}
+	tmp = geak_job_dir(cfg, "regen-");
+	geak_job_dump(refspec, tmp, GEAK_FILE_JOB);
+	geak_nonce(nonce);
+	extra = json_pack("{s:f, s:O, s:f, s:f, s:s}", GEAK_REQ_BUDGET, budget, GEAK_REQ_PERF,
+	    json_object_get(refspec, "perf_checked"), GEAK_REQ_TIMEOUT, budget * REGEN_RUNS,
+	    GEAK_REQ_COMPILE, cfg->compile_s, GEAK_REQ_PROFILE, dir);
+	job = (struct geak_jobreq){ GEAK_OP_REGENERATE, tmp, nonce, extra, err, errlen };
+	resp = geak_job(c, GEAK_W_RUN, GEAK_GPU_SHARED, &job);
+	json_decref(extra);
+	if (!resp) {
+		geak_job_drop(cfg, tmp);
+		return -1;
+	}
+	res = geak_job_load(tmp, GEAK_FILE_REGEN, why, sizeof why);
+	if (!geak_job_nonce_ok(res, nonce)) {
+		char gist[512];
+		geak_job_gist(tmp, gist, sizeof gist);
+		snprintf(err, errlen, "the regeneration ended with %s%s%s", geak_job_status(resp),
+		    *why || *gist ? ": " : "", *why ? why : gist);
+	} else if (!json_is_true(json_object_get(res, "ok"))) {
+		const char *msg = geak_get_str(res, "error");
+		snprintf(err, errlen, "%s", msg ? msg : "the outputs could not be made again");
+	} else {
+		r = take_file(tmp, "profile.pt", dir, (unsigned long long)cfg->file_limit_mib << 20, err,
+		    errlen);
+	}
+	json_decref(res), json_decref(resp);
+	geak_job_drop(cfg, tmp);
+	return r;
+}
+
+void
+geak_calib_discard(const char *base, const char *key)
+{
+	char *dir = geak_xasprintf("%s/%s", base, key);
+	char *aside = geak_xasprintf("%s/discard-%s.%ld", base, key, (long)getpid());
+
+	if (rename(dir, aside) == 0)
+		geak_rmtree(aside);
+	free(dir), free(aside);
+}
+
