@@ -28,6 +28,11 @@ struct geak_evalopts geak_eopt;
  * before geak-eval gives up on its worker.  The worker enforces the job's
  * own limits; this only catches a worker that hangs itself. */
 #define PAUSE_ROOM_S 3600
+/* How many runs' time a calibration may take: its processes (see
+ * geakh/calibrate.py) each get a run's allowance, the resampling more. */
+#define CALIBRATION_RUNS 12
+/* Untimed calls of each timed case before its timed ones. */
+#define TIMING_WARMUP 2
 
 void
 geak_trace(const struct geak_slot *s, const char *fmt, ...)
@@ -112,7 +117,7 @@ hello_path(const struct geak_slot *s)
 static int
 fingerprint_ok(json_t *hello)
 {
-	json_t *fp = json_object_get(hello, "fingerprint"), *e;
+	json_t *fp = json_object_get(hello, GEAK_HELLO_FINGERPRINT), *e;
 	size_t i;
 
 	if (!json_is_array(fp) || json_array_size(fp) == 0)
@@ -158,7 +163,7 @@ store_hello(struct geak_slot *s, json_t *hello)
 	char *path = hello_path(s), *dir = geak_xasprintf("%s/worker", geak_eopt.cache_dir);
 	char *tmp = geak_xasprintf("%s.%ld.tmp", path, (long)getpid());
 
-	if (!geak_eopt.no_cache && json_is_string(geak_get(hello, "device.name")) &&
+	if (!geak_eopt.no_cache && json_is_string(geak_get(hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_NAME)) &&
 	    geak_mkdirs(dir, 0700) == 0 && json_dump_file(hello, tmp, JSON_COMPACT) == 0)
 		rename(tmp, path);
 	unlink(tmp);
@@ -256,15 +261,15 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 		o.sandbox = layers[i];
 		if (start_workers(s, &o, err, errlen) < 0)
 			return -1;
-		if (had_run || !s->gpu || json_is_string(geak_get(run->hello, "device.name")) || i + 1 == n)
+		if (had_run || !s->gpu || json_is_string(geak_get(run->hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_NAME)) || i + 1 == n)
 			break;
 		/* A CPU build of torch has no device under any layer: the
 		 * caller says so, and no layer is dropped for it. */
-		if (geak_pyenv_cpu_build(json_object_get(run->hello, "build")))
+		if (geak_pyenv_cpu_build(json_object_get(run->hello, GEAK_HELLO_BUILD)))
 			break;
 		geak_warn("GPU %s: no device inside the sandbox (%s); starting the workers with fewer layers",
-		    s->gpu, geak_get_str(run->hello, "device.error") ?
-		    geak_get_str(run->hello, "device.error") : "unknown error");
+		    s->gpu, geak_get_str(run->hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_ERROR) ?
+		    geak_get_str(run->hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_ERROR) : "unknown error");
 		stop_workers(s);
 		/* Once, with no layer at all: a device absent there too is no
 		 * layer's fault, and the workers keep every layer. */
@@ -274,7 +279,7 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 			if (start_workers(s, &o, err, errlen) < 0)
 				return -1;
 			stop_workers(s);
-			if (!json_is_string(geak_get(run->hello, "device.name"))) {
+			if (!json_is_string(geak_get(run->hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_NAME))) {
 				geak_warn("GPU %s: no device without the sandbox either; keeping every layer",
 				    s->gpu);
 				o.sandbox = layers[i];
@@ -309,6 +314,29 @@ geak_timeout_s(const struct geak_slot *s)
 		return geak_eopt.timeout_s;
 	return s->task_timeout_s < geak_eopt.max_task_timeout_s ? s->task_timeout_s :
 	    geak_eopt.max_task_timeout_s;
+}
+
+struct geak_budget
+geak_budget(const struct geak_slot *s)
+{
+	struct geak_budget b = { .run_s = geak_timeout_s(s), .compile_s = geak_eopt.compile_s,
+		.warmup = TIMING_WARMUP };
+
+	b.calib_run_s = b.run_s + b.compile_s;
+	b.calib_s = b.calib_run_s * CALIBRATION_RUNS;
+	/* Half a run's allowance: the timing gets all of it, and must never
+	 * run out of it for the profiler's sake. */
+	b.counters_s = b.run_s / 2;
+	return b;
+}
+
+/* How long geak-eval waits for a job's answer: its own limits (the
+ * worker enforces them, and stops their clock while the job is paused or
+ * waits), and room for the worker. */
+static double
+answer_wait_s(double timeout_s, double compile_s)
+{
+	return timeout_s + compile_s + 60 + PAUSE_ROOM_S;
 }
 
 static long long host_headroom(void);
@@ -366,9 +394,9 @@ host_headroom(void)
 static json_t *
 request(struct geak_slot *s, const char *op, const char *dir, const char *nonce, json_t *extra)
 {
+	struct geak_budget b = geak_budget(s);
 	json_t *req = json_pack("{s:s, s:s, s:s, s:f, s:f}", GEAK_REQ_OP, op, GEAK_REQ_DIR, dir,
-	    GEAK_REQ_NONCE, nonce, GEAK_REQ_TIMEOUT, geak_timeout_s(s),
-	    GEAK_REQ_COMPILE, geak_eopt.compile_s);
+	    GEAK_REQ_NONCE, nonce, GEAK_REQ_TIMEOUT, b.run_s, GEAK_REQ_COMPILE, b.compile_s);
 	long long memory = job_memory(s);
 
 	if (!req)
@@ -394,19 +422,18 @@ limit_memory(struct geak_slot *s, int which)
 	}
 }
 
-/* The net under a worker that hangs itself: the worker enforces the job's
- * limits and stops their clock while the job is paused or waits. */
+/* The net under a worker that hangs itself, for the limits req sends. */
 static double
 worker_wait_s(json_t *req)
 {
-	return json_number_value(json_object_get(req, GEAK_REQ_TIMEOUT)) +
-	    json_number_value(json_object_get(req, GEAK_REQ_COMPILE)) + 60 + PAUSE_ROOM_S;
+	return answer_wait_s(json_number_value(json_object_get(req, GEAK_REQ_TIMEOUT)),
+	    json_number_value(json_object_get(req, GEAK_REQ_COMPILE)));
 }
 
 const char *
 geak_job_status(json_t *resp)
 {
-	const char *st = json_string_value(json_object_get(resp, "status"));
+	const char *st = json_string_value(json_object_get(resp, GEAK_RESP_STATUS));
 
 	return st ? st : "";
 }
@@ -416,7 +443,7 @@ geak_job_ran_short(const char *dir, long *need_mib)
 {
 	char *mark = geak_xasprintf("%s/%s", dir, GEAK_FILE_OOM);
 	json_t *said = need_mib ? geak_job_load(dir, GEAK_FILE_OOM, NULL, 0) : NULL;
-	json_t *need = json_object_get(said, "need_mib");
+	json_t *need = json_object_get(said, GEAK_OOM_NEED_MIB);
 	int found = unlink(mark) == 0;
 
 	if (need_mib)
@@ -444,9 +471,9 @@ short_mark(const char *dir)
 static int
 killed_from_outside(json_t *resp)
 {
-	return !strcmp(geak_job_status(resp), "signal") &&
-	    json_integer_value(json_object_get(resp, "signal")) == SIGKILL &&
-	    !json_object_get(resp, "limit"); /* its own limit: see share_ran_out */
+	return !strcmp(geak_job_status(resp), GEAK_ENDED_SIGNAL) &&
+	    json_integer_value(json_object_get(resp, GEAK_RESP_SIGNAL)) == SIGKILL &&
+	    !json_object_get(resp, GEAK_RESP_LIMIT); /* its own limit: see share_ran_out */
 }
 
 /* Killed at its memory limit where that is the default share of the
@@ -454,7 +481,7 @@ killed_from_outside(json_t *resp)
 static int
 share_ran_out(const struct geak_slot *s, json_t *resp)
 {
-	return json_object_get(resp, "limit") && !geak_eopt.memory_given && geak_eopt.memory_mib &&
+	return json_object_get(resp, GEAK_RESP_LIMIT) && !geak_eopt.memory_given && geak_eopt.memory_mib &&
 	    !s->memory_boost;
 }
 
@@ -515,6 +542,21 @@ queue_enter(struct geak_slot *s, int mode, struct geak_gpumember *me)
 	return paused;
 }
 
+/* A request the harness refused breaks the protocol: NULL, with err
+ * saying why.  resp otherwise. */
+static json_t *
+accepted(json_t *resp, char *err, size_t errlen)
+{
+	const char *why;
+
+	if (strcmp(geak_job_status(resp), GEAK_ENDED_BAD_REQUEST))
+		return resp;
+	why = geak_get_str(resp, GEAK_RESP_ERROR);
+	snprintf(err, errlen, "the harness refused a request: %s", why ? why : "no reason given");
+	json_decref(resp);
+	return NULL;
+}
+
 static json_t *
 call_worker(struct geak_slot *s, int which, json_t *req, char *err, size_t errlen)
 {
@@ -525,7 +567,7 @@ call_worker(struct geak_slot *s, int which, json_t *req, char *err, size_t errle
 
 	if (!resp)
 		s->up[which] = 0;
-	return resp;
+	return accepted(resp, err, errlen);
 }
 
 static json_t *again_if_short(struct geak_slot *s, int which, json_t *resp, const char *op,
@@ -741,8 +783,9 @@ geak_job_start(struct geak_slot *s, const char *op, const char *dir, const char 
 static json_t *
 go_read(struct geak_slot *s, char *err, size_t errlen)
 {
-	return geak_worker_read(&s->w[GEAK_W_RUN], geak_timeout_s(s) + geak_eopt.compile_s + 60 +
-	    PAUSE_ROOM_S, err, errlen);
+	struct geak_budget b = geak_budget(s);
+
+	return geak_worker_read(&s->w[GEAK_W_RUN], answer_wait_s(b.run_s, b.compile_s), err, errlen);
 }
 
 json_t *
@@ -866,7 +909,7 @@ geak_job_dump(json_t *v, const char *dir, const char *name)
 int
 geak_job_nonce_ok(json_t *result, const char *nonce)
 {
-	const char *got = json_string_value(json_object_get(result, "nonce"));
+	const char *got = json_string_value(json_object_get(result, GEAK_NONCE));
 
 	return got && !strcmp(got, nonce);
 }

@@ -89,6 +89,18 @@ int geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen);
  * --max-task-timeout), else the default --timeout. */
 double geak_timeout_s(const struct geak_slot *s);
 
+/* Every limit a job of the slot's candidate is sent, decided here once:
+ * the harness keeps no defaults. */
+struct geak_budget {
+	double run_s;        /* a job, after its first call returned (request timeout) */
+	double compile_s;    /* until then, on top (request compile_timeout) */
+	double calib_run_s;  /* each run of a calibration (request run_budget) */
+	double calib_s;      /* a calibration, after its start (its request timeout) */
+	double counters_s;   /* the profiler reading hardware counters (ncu_timeout) */
+	long warmup;         /* untimed calls of each timed case (timing warmup) */
+};
+struct geak_budget geak_budget(const struct geak_slot *s);
+
 /* One job on a worker, through the GPU's queue in mode (GEAK_GPU_*, or
  * GEAK_USE_NONE): its response, or NULL with err set (the worker failed).
  * A correctness run that ran out of memory beside others runs again with

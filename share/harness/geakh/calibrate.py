@@ -43,7 +43,7 @@ import traceback
 
 import torch
 
-from . import compare, guard, pyprof, values
+from . import compare, guard, proto, pyprof, values
 from .errors import error_info
 
 # This process compares outputs between the runs it forks.  A torch that
@@ -76,7 +76,7 @@ def _run_process(d, name, spec, plan, budget):
     from . import run
     sub = os.path.join(d, name)
     os.makedirs(sub, exist_ok=True)
-    with open(os.path.join(sub, "job.json"), "w") as fp:
+    with open(os.path.join(sub, proto.FILE_JOB), "w") as fp:
         json.dump(spec, fp)
     nonce = os.urandom(16).hex()
     pid = os.fork()
@@ -86,7 +86,7 @@ def _run_process(d, name, spec, plan, budget):
             guard.die_with_parent()
             torch.set_num_threads(THREADS)
             os.chdir(sub)
-            run.main(sub, nonce, {"plan": plan}, {"progress": lambda: None, "ready": lambda: False})
+            run.main(sub, nonce, {proto.REQ_PLAN: plan}, {"progress": lambda: None, "ready": lambda: False})
             code = 0
             pyprof.dump(d, f"calibration run {name}", f"pyprofile-{name}")
         except BaseException as exc:  # noqa: B902
@@ -100,14 +100,14 @@ def _run_process(d, name, spec, plan, budget):
         return None, {"kind": "timeout", "message": "a calibration run of the reference ran past "
                       f"{budget:.0f} s (see --timeout)"}
     try:
-        with open(os.path.join(sub, "result.json")) as fp:
+        with open(os.path.join(sub, proto.FILE_RESULT)) as fp:
             res = json.load(fp)
-        if res.get("nonce") != nonce:
+        if res.get(proto.NONCE) != nonce:
             raise ValueError("not this run's result")
-        outs = values.load(os.path.join(sub, "outputs.pt"))
+        outs = values.load(os.path.join(sub, proto.FILE_OUTPUTS_PT))
         # Read once; where the run folder lies in memory (a tmpfs), the
         # file would count against the job's memory as long as it stays.
-        os.remove(os.path.join(sub, "outputs.pt"))
+        os.remove(os.path.join(sub, proto.FILE_OUTPUTS_PT))
     except (OSError, ValueError, values.Refused) as exc:
         try:
             with open(os.path.join(sub, "failed.json")) as fp:
@@ -158,11 +158,12 @@ def _failed(res):
 class Calibration:
     def __init__(self, spec, d, budget, perf):
         self.spec, self.dir, self.budget = spec, d, budget
-        self.seeds = list(spec.get("seeds") or [42])
-        if spec.get("suite") == "rocm":  # the file seeds itself
+        self.seeds = list(spec.get(proto.JOB_SEEDS) or [42])
+        if spec.get(proto.JOB_SUITE) == "rocm":  # the file seeds itself
             self.seeds = self.seeds[:1]
         self.poison, self.one_call = True, False
-        self.has_perf = perf and (bool(spec.get("perf")) or spec.get("suite") in ("rocm", "kernelbench"))
+        self.has_perf = perf and (bool(spec.get(proto.JOB_PERF)) or
+                                  spec.get(proto.JOB_SUITE) in ("rocm", "kernelbench"))
         self.runs = []     # (seed, run record, outputs) of every run that passed
         self.cases = {}    # key -> [outputs] of every check that passed
         self.by_process = {}  # ("seed", seed) or ("case", key) -> {process: [outputs]}
@@ -174,11 +175,12 @@ class Calibration:
     def plan(self, runs, perf_checks=0, guard_poison=False, autotune=None):
         # Probes keep every argument, so that where one run's probe changes
         # an argument and another's does not, the masks show it.
-        p = {"runs": runs, "poison": self.poison, "one_call": self.one_call, "probe_inputs": True}
+        p = {proto.PLAN_RUNS: runs, proto.PLAN_POISON: self.poison, proto.PLAN_ONE_CALL: self.one_call,
+             proto.PLAN_PROBE_INPUTS: True}
         if autotune is not None:
-            p["autotune"] = autotune
+            p[proto.PLAN_AUTOTUNE] = autotune
         if perf_checks and self.has_perf:
-            p["perf"] = {"checks": perf_checks, "guard_poison": guard_poison}
+            p[proto.PLAN_PERF] = {proto.PLAN_CHECKS: perf_checks, proto.PLAN_GUARD_POISON: guard_poison}
         return p
 
     def sweep_plan(self, sweep):
@@ -191,14 +193,14 @@ class Calibration:
             return self.plan(self.seeds, 1)
         ks = list(range(sweep))
         p = self.plan([self.seeds[0]] * len(ks) + self.seeds[1:], len(ks))
-        p["force"] = ks + [1] * (len(self.seeds) - 1)
-        p["keep_going"] = True
-        if "perf" in p:
-            p["perf"]["force"] = ks
+        p[proto.PLAN_FORCE] = ks + [1] * (len(self.seeds) - 1)
+        p[proto.PLAN_KEEP_GOING] = True
+        if proto.PLAN_PERF in p:
+            p[proto.PLAN_PERF][proto.PLAN_FORCE] = ks
         return p
 
     def budget_for(self, plan):
-        calls = len(plan["runs"]) + (plan.get("perf") or {}).get("checks", 0) * 2
+        calls = len(plan[proto.PLAN_RUNS]) + (plan.get(proto.PLAN_PERF) or {}).get(proto.PLAN_CHECKS, 0) * 2
         return self.budget * max(1.0, calls / 4)
 
     def process(self, name, plan, budget=None):
@@ -221,7 +223,7 @@ class Calibration:
             if err is None:
                 return res, outs
             later = res["runs"][0].get("ok") and len(res["runs"]) > 1
-            if later and not self.one_call and self.spec.get("suite") != "rocm":
+            if later and not self.one_call and self.spec.get(proto.JOB_SUITE) != "rocm":
                 self.one_call = True
                 continue
             if self.poison:
@@ -293,8 +295,8 @@ class Calibration:
         if seeds or cases:
             n = max(2, self.resamples(seeds, cases) // 2)
             plan = self.plan([s for s in seeds for _ in range(n)], n if cases else 0)
-            if "perf" in plan:
-                plan["perf"]["skip"] = sorted(k for k in self.case_info if k not in cases)
+            if proto.PLAN_PERF in plan:
+                plan[proto.PLAN_PERF][proto.PLAN_SKIP] = sorted(k for k in self.case_info if k not in cases)
             got = self.process("R", plan)
             self.take(*got, "R")
             self.perturbed(seeds, cases, n)
@@ -311,10 +313,12 @@ class Calibration:
         where it fails."""
         runs = [s for s in self.seeds for _ in range(n if s in seeds else 2)]
         plan = self.plan(runs, 2, autotune=["pin", 0])
-        plan.update(perturb=1 + len(self.runs), order=True, pins=self.first.get("tunings") or [])
-        if "perf" in plan:
-            plan["perf"]["skip"] = sorted(k for k, c in self.case_info.items() if not c.get("ok"))
-            plan["perf"]["more"] = {k: n - 2 for k in cases}
+        plan.update({proto.PLAN_PERTURB: 1 + len(self.runs), proto.PLAN_ORDER: True,
+                     proto.PLAN_PINS: self.first.get("tunings") or []})
+        if proto.PLAN_PERF in plan:
+            plan[proto.PLAN_PERF][proto.PLAN_SKIP] = sorted(k for k, c in self.case_info.items()
+                                                            if not c.get("ok"))
+            plan[proto.PLAN_PERF][proto.PLAN_MORE] = {k: n - 2 for k in cases}
         first = sum(v for k, v in self.spent.items() if k.startswith("A"))
         budget = min(self.budget_for(plan), P_SECONDS + P_SLACK * (first + self.spent["R"]))
         self.take(*self.process("P", plan, budget), "P")
@@ -378,17 +382,17 @@ def _profile(cal):
     has_kernels = any(s["launches"] > 0 for s in seeds)
     for key, info in cal.case_info.items():
         outs = cal.cases.get(key) or []
-        entry = {"key": key, "ok": bool(info.get("ok")) and bool(outs), "counts": info.get("counts") or {},
-                 "dtype": info.get("dtype"), "bytes": info.get("bytes"),
-                 "launches": info.get("launches", 0)}
-        if not entry["ok"]:
+        entry = {proto.CASE_KEY: key, proto.CASE_OK: bool(info.get("ok")) and bool(outs),
+                 proto.CASE_COUNTS: info.get("counts") or {}, proto.CASE_DTYPE: info.get("dtype"),
+                 proto.CASE_BYTES: info.get("bytes"), "launches": info.get("launches", 0)}
+        if not entry[proto.CASE_OK]:
             entry["error"] = (info.get("error") or {}).get("message") or "no output"
             cases.append(entry)
             continue
         if has_kernels and not entry["launches"]:
             # A case that runs none of the reference's own kernels times
             # something else (a torch path, a kernel of the perf script).
-            entry["ok"] = False
+            entry[proto.CASE_OK] = False
             entry["error"] = "no kernel of the reference's own code launched in this case"
             cases.append(entry)
             continue
@@ -430,24 +434,26 @@ def _profile(cal):
     s0 = cal.seeds[0]
     others = [s for s in cal.seeds[1:] if not _same(tensors["seeds"][s]["canon"],
                                                    tensors["seeds"][s0]["canon"])]
-    if cal.spec.get("suite") == "rocm" and others:
+    if cal.spec.get(proto.JOB_SUITE) == "rocm" and others:
         runs = [s0] + others
     else:
         runs = [s0, s0] + others
-    plan = {"runs": runs, "poison": cal.poison, "one_call": cal.one_call,
-            "expect": {str(i): sorted(v) for i, v in expect.items()}}
-    if cal.has_perf and any(c["ok"] for c in cases) and not cal.perf_error:
-        plan["perf"] = {"checks": 1, "skip": [c["key"] for c in cases if not c["ok"]],
-                        "more": {c["key"]: 2 for c in cases if c.get("spread")}}
+    plan = {proto.PLAN_RUNS: runs, proto.PLAN_POISON: cal.poison, proto.PLAN_ONE_CALL: cal.one_call,
+            proto.PLAN_EXPECT: {str(i): sorted(v) for i, v in expect.items()}}
+    if cal.has_perf and any(c[proto.CASE_OK] for c in cases) and not cal.perf_error:
+        plan[proto.PLAN_PERF] = {proto.PLAN_CHECKS: 1,
+                                 proto.PLAN_SKIP: [c[proto.CASE_KEY] for c in cases if not c[proto.CASE_OK]],
+                                 proto.PLAN_MORE: {c[proto.CASE_KEY]: 2 for c in cases if c.get("spread")}}
     profile = {
-        "ok": True, "suite": cal.spec.get("suite"), "poison": cal.poison, "one_call": cal.one_call, "seeds": seeds,
-        "cases": cases, "perf_error": (cal.perf_error or {}).get("message"),
+        proto.PROF_OK: True, "suite": cal.spec.get(proto.JOB_SUITE), proto.PROF_POISON: cal.poison,
+        proto.PROF_ONE_CALL: cal.one_call, "seeds": seeds,
+        proto.PROF_CASES: cases, proto.PROF_PERF_ERROR: (cal.perf_error or {}).get("message"),
         "has_kernels": has_kernels,
         "launched": first.get("launched") or [], "tunings": first.get("tunings") or [],
-        "notes": first.get("notes") or [], "candidate_plan": plan,
-        "tolerance": [rtol, atol], "spent": cal.spent, "gpu_mib": cal.gpu_mib,
+        "notes": first.get("notes") or [], proto.PROF_CANDIDATE_PLAN: plan,
+        "tolerance": [rtol, atol], "spent": cal.spent, proto.PROF_GPU_MIB: cal.gpu_mib,
         "outside": _outside_json(cal, has_kernels),
-        "allow_torch_ops": bool(cal.spec.get("allow_torch_ops")),
+        "allow_torch_ops": bool(cal.spec.get(proto.JOB_ALLOW_TORCH_OPS)),
         "replaced": first.get("replaced") or [],
     }
     return profile, tensors
@@ -523,22 +529,22 @@ def _same(a, b):
 
 
 def main(d, nonce, req, hooks):
-    with open(os.path.join(d, "job.json")) as fp:
+    with open(os.path.join(d, proto.FILE_JOB)) as fp:
         spec = json.load(fp)
     hooks["progress"]()
     torch.set_num_threads(1)
-    budget = float(req.get("run_budget") or 420)
+    budget = float(proto.need(req, proto.REQ_RUN_BUDGET, "the calibrate request"))
     compare.configure(spec)
-    cal = Calibration(spec, d, budget, req.get("perf", not spec.get("cpu")))
+    cal = Calibration(spec, d, budget, bool(proto.need(req, proto.REQ_PERF, "the calibrate request")))
     try:
         cal.run()
         profile, tensors = _profile(cal)
     except Failed as exc:
-        profile, tensors = {"ok": False, "kind": exc.kind, "error": str(exc)}, None
-    profile["nonce"] = nonce
+        profile, tensors = {proto.PROF_OK: False, proto.PROF_KIND: exc.kind, proto.PROF_ERROR: str(exc)}, None
+    profile[proto.NONCE] = nonce
     if tensors is not None:
-        torch.save(tensors, os.path.join(d, "profile.pt"))
-    tmp = os.path.join(d, "profile.json.tmp")
+        torch.save(tensors, os.path.join(d, proto.FILE_PROFILE_PT))
+    tmp = os.path.join(d, proto.FILE_PROFILE + ".tmp")
     with open(tmp, "w") as fp:
         json.dump(profile, fp)
-    os.replace(tmp, os.path.join(d, "profile.json"))
+    os.replace(tmp, os.path.join(d, proto.FILE_PROFILE))
