@@ -307,8 +307,8 @@ static const char *const mode_name[] = { "shared", "alone", "drained", "room" };
 /* The operator's limits are ceilings: an explicit flag is taken as it
  * is, and a task may ask for less or more than the default, but never
  * more than --max-task-timeout and --max-task-memory. */
-double
-geak_timeout_s(const struct geak_slot *s)
+static double
+job_timeout_s(const struct geak_slot *s)
 {
 	if (geak_eopt.timeout_given || !(s->task_timeout_s > 0))
 		return geak_eopt.timeout_s;
@@ -319,7 +319,7 @@ geak_timeout_s(const struct geak_slot *s)
 struct geak_budget
 geak_budget(const struct geak_slot *s)
 {
-	struct geak_budget b = { .run_s = geak_timeout_s(s), .compile_s = geak_eopt.compile_s,
+	struct geak_budget b = { .run_s = job_timeout_s(s), .compile_s = geak_eopt.compile_s,
 		.warmup = TIMING_WARMUP };
 
 	b.calib_run_s = b.run_s + b.compile_s;

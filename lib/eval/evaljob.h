@@ -84,13 +84,10 @@ json_t *geak_slot_hello(struct geak_slot *s);
 /* Start the worker if it is not running; 0 or -1 with err set. */
 int geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen);
 
-/* The seconds a job of the slot's candidate may run after its first call:
- * --timeout where given, else its task's own (at most
- * --max-task-timeout), else the default --timeout. */
-double geak_timeout_s(const struct geak_slot *s);
-
 /* Every limit a job of the slot's candidate is sent, decided here once:
- * the harness keeps no defaults. */
+ * the harness keeps no defaults.  run_s is --timeout where given, else
+ * its task's own (at most --max-task-timeout), else the default
+ * --timeout; the others follow from it and --compile-timeout. */
 struct geak_budget {
 	double run_s;        /* a job, after its first call returned (request timeout) */
 	double compile_s;    /* until then, on top (request compile_timeout) */
