@@ -271,14 +271,14 @@ class Judge:
     def perf_part(self, perf, outs):
         if not perf:
             return
-        cases = {c["key"]: c for c in self.profile.get("cases") or []}
-        if perf.get("error") and not self.profile.get("perf_error"):
+        cases = {c[proto.CASE_KEY]: c for c in self.profile.get(proto.PROF_CASES) or []}
+        if perf.get("error") and not self.profile.get(proto.PROF_PERF_ERROR):
             err = perf["error"]
             raise Verdict("perf", err.get("kind", "runtime"), err.get("message"),
                           traceback=err.get("traceback"))
         for case in perf.get("cases") or []:
             ref = cases.get(case["key"])
-            if ref is None or not ref.get("ok"):
+            if ref is None or not ref.get(proto.CASE_OK):
                 continue
             what = f"performance case {case['key']}"
             if not case.get("ok"):
@@ -317,11 +317,12 @@ class Judge:
             err = res["error"]
             raise Verdict("perf", err.get("kind", "runtime"), err.get("message"),
                           traceback=err.get("traceback"))
-        cases = {c["key"]: c for c in self.profile.get("cases") or []}
+        cases = {c[proto.CASE_KEY]: c for c in self.profile.get(proto.PROF_CASES) or []}
         outs = _load(os.path.join(cand_dir, proto.FILE_TIMED_PT))
-        for case in res.get("cases") or []:
-            ref = cases.get(case["key"])
-            what = f"performance case {case['key']}, timed call"
+        for case in res.get(proto.TIMING_CASES) or []:
+            key = case[proto.CASE_KEY]
+            ref = cases.get(key)
+            what = f"performance case {key}, timed call"
             if case.get("launches", 0) < 1:
                 raise Verdict("perf", "cheat", f"no Triton kernel of the candidate launched on {what}")
             timed, calls = case.get("timed_launches"), case.get("reps") or 0
@@ -335,9 +336,9 @@ class Judge:
                               "reference did not")
             if not _confirmed(case):
                 self.flags.add("unconfirmed_speedup")
-            if ref is None or not ref.get("ok"):
+            if ref is None or not ref.get(proto.CASE_OK):
                 continue
-            self.judge_case(case["key"], ref, outs.get(case["key"]) or [], what)
+            self.judge_case(key, ref, outs.get(key) or [], what)
 
 
 # A large speedup timed again (timing.RECHECK_SPEEDUP) stands where the
@@ -353,8 +354,8 @@ def _confirmed(case):
     if not isinstance(again, dict):
         return True
     try:
-        first = float(case["ms_ref"]) / float(case["ms"])
-        second = float(again["ms_ref"]) / float(again["ms"])
+        first = float(case[proto.CASE_MS_REF]) / float(case[proto.CASE_MS])
+        second = float(again[proto.CASE_MS_REF]) / float(again[proto.CASE_MS])
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return False
     return second >= RECHECK_AGREE * first
