@@ -38,7 +38,8 @@ static_findings(struct geak_slot *s, json_t *rec, char *err, size_t errlen)
 	resp = geak_job(s, GEAK_W_JUDGE, GEAK_USE_NONE, GEAK_OP_STATIC, dir, nonce, NULL, err, errlen);
 	char why[256] = "";
 	found = resp ? geak_job_load(dir, GEAK_FILE_STATIC, why, sizeof why) : NULL;
-	if (resp && (!geak_job_nonce_ok(found, nonce) || !json_is_array(json_object_get(found, GEAK_STATIC_FINDINGS))))
+	if (resp && (!geak_job_nonce_ok(found, nonce) ||
+	    !json_is_array(json_object_get(found, GEAK_STATIC_FINDINGS))))
 		snprintf(err, errlen, "the static check wrote no result (%s)%s%s", geak_job_status(resp),
 		    *why ? ": " : "", why);
 	else if (resp)
@@ -102,7 +103,8 @@ ended_badly(struct geak_eval *ev, json_t *resp, enum geak_stage stage)
 		snprintf(msg, sizeof msg, "killed after %.0f s %s",
 		    json_number_value(json_object_get(resp, GEAK_RESP_WALL)),
 		    stage == GEAK_STAGE_PERF ? "while timed (--compile-timeout and --timeout)"
-		    : phase && !strcmp(phase, GEAK_INPHASE_COMPILE) ? "before the first call returned (--compile-timeout)"
+		    : phase && !strcmp(phase, GEAK_INPHASE_COMPILE) ?
+		    "before the first call returned (--compile-timeout)"
 		    : "(--timeout)");
 		geak_eval_fail(ev, stage, "timeout", msg);
 		return 1;
@@ -150,9 +152,11 @@ static void
 run_split(struct geak_eval *ev, const char *dir)
 {
 	json_t *res = geak_job_load(dir, GEAK_FILE_RESULT, ev->refused, sizeof ev->refused);
+	json_t *spent = json_object_get(res, GEAK_RESULT_SPENT);
 
-	ev->phases[GEAK_PHASE_TESTS] = json_number_value(geak_get(res, GEAK_RESULT_SPENT "." GEAK_SPENT_TESTS));
-	ev->phases[GEAK_PHASE_PERF_CHECKS] = json_number_value(geak_get(res, GEAK_RESULT_SPENT "." GEAK_SPENT_PERF_CHECKS));
+	ev->phases[GEAK_PHASE_TESTS] = json_number_value(json_object_get(spent, GEAK_SPENT_TESTS));
+	ev->phases[GEAK_PHASE_PERF_CHECKS] =
+	    json_number_value(json_object_get(spent, GEAK_SPENT_PERF_CHECKS));
 	json_decref(res);
 }
 
@@ -206,7 +210,8 @@ find_case(json_t *cases, const char *key)
 	size_t i;
 
 	json_array_foreach(cases, i, c)
-		if (json_is_string(json_object_get(c, GEAK_CASE_KEY)) && !strcmp(geak_get_str(c, GEAK_CASE_KEY), key))
+		if (json_is_string(json_object_get(c, GEAK_CASE_KEY)) &&
+		    !strcmp(geak_get_str(c, GEAK_CASE_KEY), key))
 			return c;
 	return NULL;
 }

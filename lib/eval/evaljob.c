@@ -163,7 +163,8 @@ store_hello(struct geak_slot *s, json_t *hello)
 	char *path = hello_path(s), *dir = geak_xasprintf("%s/worker", geak_eopt.cache_dir);
 	char *tmp = geak_xasprintf("%s.%ld.tmp", path, (long)getpid());
 
-	if (!geak_eopt.no_cache && json_is_string(geak_get(hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_NAME)) &&
+	if (!geak_eopt.no_cache &&
+	    json_is_string(geak_get(hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_NAME)) &&
 	    geak_mkdirs(dir, 0700) == 0 && json_dump_file(hello, tmp, JSON_COMPACT) == 0)
 		rename(tmp, path);
 	unlink(tmp);
@@ -261,7 +262,8 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 		o.sandbox = layers[i];
 		if (start_workers(s, &o, err, errlen) < 0)
 			return -1;
-		if (had_run || !s->gpu || json_is_string(geak_get(run->hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_NAME)) || i + 1 == n)
+		if (had_run || !s->gpu || i + 1 == n ||
+		    json_is_string(geak_get(run->hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_NAME)))
 			break;
 		/* A CPU build of torch has no device under any layer: the
 		 * caller says so, and no layer is dropped for it. */

@@ -211,7 +211,8 @@ calibrate(struct geak_slot *s, struct geak_profile *p, const char *base, char *e
 		char gist[1024];
 		geak_job_gist(tmp, gist, sizeof gist);
 		snprintf(err, errlen, "the reference's calibration ended with %s%s%s%s",
-		    geak_job_status(resp), strcmp(geak_job_status(resp), GEAK_ENDED_TIMEOUT) ? "" : " (see --timeout)",
+		    geak_job_status(resp),
+		    strcmp(geak_job_status(resp), GEAK_ENDED_TIMEOUT) ? "" : " (see --timeout)",
 		    *why || *gist ? ": " : "", *why ? why : gist);
 		r = -1;
 	} else if (keepable(prof)) {

@@ -251,7 +251,8 @@ def performance(program, visit, with_reference=False):
     for op, rows in pu._RESULTS.items():
         for row in rows:
             key = pu.case_key(op, row["params"])
-            counts[key] = {k: row.get(src) for k, src in ((proto.CASE_GBPS, "GB/s"), (proto.CASE_TFLOPS, "TFLOPS"))
+            counts[key] = {k: row.get(src)
+                           for k, src in ((proto.CASE_GBPS, "GB/s"), (proto.CASE_TFLOPS, "TFLOPS"))
                            if isinstance(row.get(src), (int, float)) and row.get("ms") == 1.0}
     if plugin.failures:
         nodeid, text = plugin.failures[0]
