@@ -54,7 +54,20 @@ UNIT = $(patsubst %.c,%,$(wildcard tests/unit/*.c))
 HELPERS = $(patsubst %.c,%,$(wildcard tests/helpers/*.c))
 BUILD_STAMP = .build-flags
 
-all: $(TOOLS)
+# The protocol's names, generated from its table (share/harness/protocol.tsv)
+# for the C side, the Python side and geak-harness(7); the generated files
+# are kept in the tree, so that a build needs no Python.
+PROTO = lib/eval/harness.h share/harness/geakh/proto.py share/man/geak-harness.7
+PROTO_SRC = share/harness/protocol.tsv share/harness/protogen.awk
+
+all: $(PROTO) $(TOOLS)
+
+lib/eval/harness.h: $(PROTO_SRC)
+	awk -v out=c -f share/harness/protogen.awk share/harness/protocol.tsv > $@.tmp && mv $@.tmp $@
+share/harness/geakh/proto.py: $(PROTO_SRC)
+	awk -v out=py -f share/harness/protogen.awk share/harness/protocol.tsv > $@.tmp && mv $@.tmp $@
+share/man/geak-harness.7: $(PROTO_SRC)
+	awk -v out=man -f share/harness/protogen.awk share/harness/protocol.tsv $@ > $@.tmp && mv $@.tmp $@
 
 # Rebuild everything when the flags change (SANITIZE=1 and back).
 $(BUILD_STAMP): FORCE

@@ -24,6 +24,7 @@
 #include "eval/evalprofile.h"
 #include "gpu.h"
 #include "eval/gpulock.h"
+#include "eval/harness.h"
 #include "progress.h"
 #include "eval/pyenv.h"
 #include "record.h"
@@ -127,30 +128,32 @@ task_spec(json_t *rec, const char *gpu, json_t *hello, char *msg, size_t msglen)
 	for (long i = 0; i < geak_eopt.seeds; i++)
 		json_array_append_new(seeds, json_integer(42 + i));
 	spec = json_pack("{s:s, s:s, s:O, s:o, s:b, s:O, s:O, s:O}",
-	    "suite", suite, "name", name, "test", geak_get(rec, "task.test"), "seeds", seeds,
-	    "cpu", gpu == NULL, "reference", geak_get(rec, "task.reference"),
-	    "perf", field_or_null(rec, "task.perf"), "entry", field_or_null(rec, "task.entry"));
+	    GEAK_JOB_SUITE, suite, GEAK_JOB_NAME, name, GEAK_JOB_TEST, geak_get(rec, "task.test"),
+	    GEAK_JOB_SEEDS, seeds, GEAK_JOB_CPU, gpu == NULL,
+	    GEAK_JOB_REFERENCE, geak_get(rec, "task.reference"),
+	    GEAK_JOB_PERF, field_or_null(rec, "task.perf"),
+	    GEAK_JOB_ENTRY, field_or_null(rec, "task.entry"));
 	if (!spec)
 		geak_die(GEAK_EXIT_FATAL, "out of memory");
 	if (geak_eopt.perf_cases > 0)
-		json_object_set_new(spec, "perf_cases", json_integer(geak_eopt.perf_cases));
+		json_object_set_new(spec, GEAK_JOB_PERF_CASES, json_integer(geak_eopt.perf_cases));
 	/* As GEAK-eval does: a ROCm candidate that autotunes is tested with
 	 * the variant that passes no launch meta-parameters (its reference
 	 * keeps the original test). */
 	if (!strcmp(suite, "rocm") && json_is_string(geak_get(rec, "task.test_autotune")) &&
 	    strstr(geak_get_str(rec, "code"), "@triton.autotune"))
-		json_object_set(spec, "cand_test", geak_get(rec, "task.test_autotune"));
+		json_object_set(spec, GEAK_JOB_CAND_TEST, geak_get(rec, "task.test_autotune"));
 	/* Torch operations outside the candidate's kernels: allowed for a
 	 * task that wants a partial port (geak-harness(7), Where the
 	 * arithmetic ran). */
 	if (geak_eopt.allow_torch_ops || json_is_true(geak_get(rec, "task.allow_torch_ops")))
-		json_object_set_new(spec, "allow_torch_ops", json_true());
+		json_object_set_new(spec, GEAK_JOB_ALLOW_TORCH_OPS, json_true());
 	tol = geak_get(rec, "task.tolerance");
 	if (json_is_object(tol))
-		json_object_set(spec, "tolerance", tol);
-	json_object_set(spec, "harness", json_object_get(hello, "harness"));
-	json_object_set(spec, "versions", json_object_get(hello, "versions"));
-	json_object_set(spec, "device", json_object_get(hello, "device"));
+		json_object_set(spec, GEAK_JOB_TOLERANCE, tol);
+	json_object_set(spec, GEAK_JOB_HARNESS, json_object_get(hello, GEAK_HELLO_HARNESS));
+	json_object_set(spec, GEAK_JOB_VERSIONS, json_object_get(hello, GEAK_HELLO_VERSIONS));
+	json_object_set(spec, GEAK_JOB_DEVICE, json_object_get(hello, GEAK_HELLO_DEVICE));
 	return spec;
 }
 
@@ -269,7 +272,7 @@ evaluate(struct geak_cand *c, json_t *rec, json_t *spec, const char *sha, const 
 	int r;
 
 	geak_trace(c, "started");
-	geak_eval_init(&ev, sha, geak_get_str(hello, "device.name"), geak_get_str(hello, "harness"));
+	geak_eval_init(&ev, sha, geak_get_str(hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_NAME), geak_get_str(hello, GEAK_HELLO_HARNESS));
 	r = geak_evaluate(c, rec, spec, &ev, msg, sizeof msg);
 	geak_trace(c, "%s", r < 0 ? "failed" : "finished");
 	if (r < 0) {

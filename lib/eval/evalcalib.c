@@ -169,7 +169,7 @@ is_key(const char *s, size_t n)
 static char *
 task_of(json_t *spec)
 {
-	const char *suite = geak_get_str(spec, "suite"), *name = geak_get_str(spec, "name");
+	const char *suite = geak_get_str(spec, GEAK_JOB_SUITE), *name = geak_get_str(spec, GEAK_JOB_NAME);
 	char *raw = geak_xasprintf("%s/%s", suite ? suite : "?", name ? name : "?");
 	char *out = geak_printable(raw);
 
@@ -215,39 +215,39 @@ static int is_string(const json_t *v) { return json_is_string(v); }
 static const char *
 bad_profile_field(json_t *prof, json_t *spec, int has_masks)
 {
-	json_t *tol = json_object_get(prof, "tolerance"), *sums = json_object_get(prof, "canon_sums");
-	json_t *mib = json_object_get(prof, "gpu_mib"), *plan = json_object_get(prof, "candidate_plan");
+	json_t *tol = json_object_get(prof, GEAK_PROF_TOLERANCE), *sums = json_object_get(prof, GEAK_PROF_CANON_SUMS);
+	json_t *mib = json_object_get(prof, GEAK_PROF_GPU_MIB), *plan = json_object_get(prof, GEAK_PROF_CANDIDATE_PLAN);
 
 	if (!json_is_object(prof))
 		return "(the whole file: not an object)";
-	if (!json_is_boolean(json_object_get(prof, "ok")))
+	if (!json_is_boolean(json_object_get(prof, GEAK_PROF_OK)))
 		return "ok";
-	if (!json_is_true(json_object_get(prof, "ok"))) {
+	if (!json_is_true(json_object_get(prof, GEAK_PROF_OK))) {
 		/* Only a reference that fails by itself is kept failed. */
-		if (!json_is_string(json_object_get(prof, "kind")) ||
-		    strcmp(geak_get_str(prof, "kind"), "reference"))
+		if (!json_is_string(json_object_get(prof, GEAK_PROF_KIND)) ||
+		    strcmp(geak_get_str(prof, GEAK_PROF_KIND), "reference"))
 			return "kind";
-		return json_is_string(json_object_get(prof, "error")) ? NULL : "error";
+		return json_is_string(json_object_get(prof, GEAK_PROF_ERROR)) ? NULL : "error";
 	}
-	if (!json_is_string(json_object_get(prof, "suite")) ||
-	    !json_equal(json_object_get(prof, "suite"), json_object_get(spec, "suite")))
+	if (!json_is_string(json_object_get(prof, GEAK_PROF_SUITE)) ||
+	    !json_equal(json_object_get(prof, GEAK_PROF_SUITE), json_object_get(spec, GEAK_JOB_SUITE)))
 		return "suite";
-	if (!all_objects(json_object_get(prof, "seeds"), "seed", is_integer) ||
-	    !json_array_size(json_object_get(prof, "seeds")))
+	if (!all_objects(json_object_get(prof, GEAK_PROF_SEEDS), "seed", is_integer) ||
+	    !json_array_size(json_object_get(prof, GEAK_PROF_SEEDS)))
 		return "seeds";
-	if (!all_objects(json_object_get(prof, "cases"), "key", is_string))
+	if (!all_objects(json_object_get(prof, GEAK_PROF_CASES), "key", is_string))
 		return "cases";
-	if (!json_is_object(plan) || !is_int_array(json_object_get(plan, "runs")) ||
-	    !json_array_size(json_object_get(plan, "runs")))
+	if (!json_is_object(plan) || !is_int_array(json_object_get(plan, GEAK_PLAN_RUNS)) ||
+	    !json_array_size(json_object_get(plan, GEAK_PLAN_RUNS)))
 		return "candidate_plan";
 	if (!json_is_array(tol) || json_array_size(tol) != 2 || !json_is_number(json_array_get(tol, 0)) ||
 	    !json_is_number(json_array_get(tol, 1)))
 		return "tolerance";
-	if (!json_is_boolean(json_object_get(prof, "poison")))
+	if (!json_is_boolean(json_object_get(prof, GEAK_PROF_POISON)))
 		return "poison";
-	if (!json_is_boolean(json_object_get(prof, "one_call")))
+	if (!json_is_boolean(json_object_get(prof, GEAK_PROF_ONE_CALL)))
 		return "one_call";
-	if (!json_is_array(json_object_get(prof, "tunings")))
+	if (!json_is_array(json_object_get(prof, GEAK_PROF_TUNINGS)))
 		return "tunings";
 	if (!json_is_integer(mib) || json_integer_value(mib) < 0)
 		return "gpu_mib";
@@ -358,8 +358,8 @@ check_profile(const char *dir, const char *key, json_t *hello, json_t **specp, c
 	if (!(spec = load_json(dir, GEAK_FILE_SPEC, why, n)))
 		return why;
 	*specp = spec;
-	if (!json_is_object(spec) || !json_is_string(json_object_get(spec, "suite")) ||
-	    !json_is_string(json_object_get(spec, "name")) || !json_is_string(json_object_get(spec, "code"))) {
+	if (!json_is_object(spec) || !json_is_string(json_object_get(spec, GEAK_JOB_SUITE)) ||
+	    !json_is_string(json_object_get(spec, GEAK_JOB_NAME)) || !json_is_string(json_object_get(spec, GEAK_JOB_CODE))) {
 		snprintf(why, n, "spec.json: not a task's spec (suite, name, code)");
 		return why;
 	}
@@ -368,9 +368,9 @@ check_profile(const char *dir, const char *key, json_t *hello, json_t **specp, c
 		snprintf(why, n, "spec.json: its digest %.12s is not its folder's name %.12s (altered)", got, key);
 		return why;
 	}
-	if (differs("harness", json_object_get(spec, "harness"), json_object_get(hello, "harness"), why, n) ||
-	    differs("versions", json_object_get(spec, "versions"), json_object_get(hello, "versions"), why, n) ||
-	    differs("device", json_object_get(spec, "device"), json_object_get(hello, "device"), why, n))
+	if (differs("harness", json_object_get(spec, GEAK_JOB_HARNESS), json_object_get(hello, GEAK_HELLO_HARNESS), why, n) ||
+	    differs("versions", json_object_get(spec, GEAK_JOB_VERSIONS), json_object_get(hello, GEAK_HELLO_VERSIONS), why, n) ||
+	    differs("device", json_object_get(spec, GEAK_JOB_DEVICE), json_object_get(hello, GEAK_HELLO_DEVICE), why, n))
 		return why;
 	if (!(prof = load_json(dir, GEAK_FILE_PROFILE, why, n)))
 		return why;
@@ -380,7 +380,7 @@ check_profile(const char *dir, const char *key, json_t *hello, json_t **specp, c
 		json_decref(prof);
 		return why;
 	}
-	if (json_is_true(json_object_get(prof, "ok")) == 0 && has_masks) {
+	if (json_is_true(json_object_get(prof, GEAK_PROF_OK)) == 0 && has_masks) {
 		snprintf(why, n, "masks.pt: beside a failed profile");
 		json_decref(prof);
 		return why;
@@ -762,13 +762,13 @@ add_cached_profiles(const struct geak_evalcfg *cfg, struct outgoing *o, json_t *
 			continue;
 		dir = geak_xasprintf("%s/%s", base, de->d_name);
 		spec = load_json(dir, GEAK_FILE_SPEC, why, sizeof why);
-		if (json_is_object(spec) && json_is_string(json_object_get(spec, "code")) &&
-		    json_is_string(json_object_get(spec, "suite")) && json_is_string(json_object_get(spec, "name")) &&
-		    json_equal(json_object_get(spec, "harness"), json_object_get(hello, "harness")) &&
-		    json_equal(json_object_get(spec, "versions"), json_object_get(hello, "versions")) &&
-		    json_equal(json_object_get(spec, "device"), json_object_get(hello, "device"))) {
-			char *id = task_id(geak_get_str(spec, "suite"), geak_get_str(spec, "name"),
-			    geak_get_str(spec, "code"));
+		if (json_is_object(spec) && json_is_string(json_object_get(spec, GEAK_JOB_CODE)) &&
+		    json_is_string(json_object_get(spec, GEAK_JOB_SUITE)) && json_is_string(json_object_get(spec, GEAK_JOB_NAME)) &&
+		    json_equal(json_object_get(spec, GEAK_JOB_HARNESS), json_object_get(hello, GEAK_HELLO_HARNESS)) &&
+		    json_equal(json_object_get(spec, GEAK_JOB_VERSIONS), json_object_get(hello, GEAK_HELLO_VERSIONS)) &&
+		    json_equal(json_object_get(spec, GEAK_JOB_DEVICE), json_object_get(hello, GEAK_HELLO_DEVICE))) {
+			char *id = task_id(geak_get_str(spec, GEAK_JOB_SUITE), geak_get_str(spec, GEAK_JOB_NAME),
+			    geak_get_str(spec, GEAK_JOB_CODE));
 			if (json_object_get(tasks_read, id))
 				add_run_profile(o, de->d_name, spec, dir);
 			free(id);
@@ -848,11 +848,11 @@ put_profile(struct archive *a, const char *key, json_t *spec, const char *dir, c
 {
 	char path[KEYLEN + 32];
 	json_t *prof = load_json(dir, GEAK_FILE_PROFILE, why, n);
-	int ok = json_is_true(json_object_get(prof, "ok"));
+	int ok = json_is_true(json_object_get(prof, GEAK_PROF_OK));
 
 	if (!prof)
 		return 0;
-	if (ok && !json_is_object(json_object_get(prof, "canon_sums"))) {
+	if (ok && !json_is_object(json_object_get(prof, GEAK_PROF_CANON_SUMS))) {
 		snprintf(why, n, "its profile records no sums of its outputs (an older harness)");
 		json_decref(prof);
 		return 0;
@@ -895,11 +895,11 @@ export(struct geak_slot *s, const char *file)
 	json_object_foreach(o.profiles, key, p) {
 		json_t *spec = json_object_get(p, "spec");
 		json_array_append_new(list, json_pack("{s:s, s:O, s:O}", "key", key,
-		    "suite", json_object_get(spec, "suite"), "name", json_object_get(spec, "name")));
+		    "suite", json_object_get(spec, GEAK_JOB_SUITE), "name", json_object_get(spec, GEAK_JOB_NAME)));
 	}
 	manifest = json_pack("{s:s, s:O, s:O, s:o}", "format", FORMAT,
-	    "harness", hello ? json_object_get(hello, "harness") : json_null(),
-	    "device", hello ? json_object_get(hello, "device") : json_null(), "profiles", list);
+	    "harness", hello ? json_object_get(hello, GEAK_HELLO_HARNESS) : json_null(),
+	    "device", hello ? json_object_get(hello, GEAK_HELLO_DEVICE) : json_null(), "profiles", list);
 	list = NULL;
 	if (!(a = la.write_new()) || la.write_filter_gzip(a) != ARCHIVE_OK ||
 	    la.write_format(a) != ARCHIVE_OK || la.write_open(a, tmp) != ARCHIVE_OK) {

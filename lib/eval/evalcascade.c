@@ -31,7 +31,7 @@ static_findings(struct geak_cand *c, json_t *rec, char *err, size_t errlen)
 	char *dir = geak_job_dir(c->slot->cfg, "static-"), nonce[33];
 	const struct geak_jobreq job = { .op = GEAK_OP_STATIC, .dir = dir, .nonce = nonce,
 		.err = err, .errlen = errlen };
-	json_t *spec = json_pack("{s:O}", "code", json_object_get(rec, "code"));
+	json_t *spec = json_pack("{s:O}", GEAK_JOB_CODE, json_object_get(rec, "code"));
 	json_t *resp, *found, *out = NULL;
 
 	geak_job_dump(spec, dir, GEAK_FILE_JOB);
@@ -40,11 +40,12 @@ static_findings(struct geak_cand *c, json_t *rec, char *err, size_t errlen)
 	resp = geak_job(c, GEAK_W_JUDGE, GEAK_USE_NONE, &job);
 	char why[256] = "";
 	found = resp ? geak_job_load(dir, GEAK_FILE_STATIC, why, sizeof why) : NULL;
-	if (resp && (!geak_job_nonce_ok(found, nonce) || !json_is_array(json_object_get(found, "findings"))))
+	if (resp && (!geak_job_nonce_ok(found, nonce) ||
+	    !json_is_array(json_object_get(found, GEAK_STATIC_FINDINGS))))
 		snprintf(err, errlen, "the static check wrote no result (%s)%s%s", geak_job_status(resp),
 		    *why ? ": " : "", why);
 	else if (resp)
-		out = json_incref(json_object_get(found, "findings"));
+		out = json_incref(json_object_get(found, GEAK_STATIC_FINDINGS));
 	json_decref(found);
 	json_decref(resp);
 	geak_job_drop(c->slot->cfg, dir);
@@ -62,12 +63,12 @@ apply_static(const struct geak_evalcfg *cfg, struct geak_eval *ev, json_t *findi
 
 	ev->static_findings = json_incref(findings);
 	json_array_foreach(findings, i, f) {
-		const char *rule = json_string_value(json_object_get(f, "rule"));
-		if (strict && json_is_true(json_object_get(f, "strict"))) {
+		const char *rule = json_string_value(json_object_get(f, GEAK_FINDING_RULE));
+		if (strict && json_is_true(json_object_get(f, GEAK_FINDING_STRICT))) {
 			char msg[512];
 			snprintf(msg, sizeof msg, "static check %s, line %lld: %s", rule ? rule : "?",
-			    (long long)json_integer_value(json_object_get(f, "line")),
-			    geak_get_str(f, "text") ? geak_get_str(f, "text") : "");
+			    (long long)json_integer_value(json_object_get(f, GEAK_FINDING_LINE)),
+			    geak_get_str(f, GEAK_FINDING_TEXT) ? geak_get_str(f, GEAK_FINDING_TEXT) : "");
 			geak_eval_fail(ev, GEAK_STAGE_STATIC, "cheat", msg);
 			return 1;
 		}
@@ -84,11 +85,11 @@ geak_reference_spec(const struct geak_evalcfg *cfg, json_t *spec, json_t *rec)
 	json_t *ref = geak_json_copy(spec);
 	const char *code = geak_get_str(rec, "task.reference");
 
-	json_object_del(ref, "cand_test");
-	json_object_set_new(ref, "code", json_string(code ? code : ""));
+	json_object_del(ref, GEAK_JOB_CAND_TEST);
+	json_object_set_new(ref, GEAK_JOB_CODE, json_string(code ? code : ""));
 	/* Calibrated with the performance cases or without them. */
-	json_object_set_new(ref, "perf_checked",
-	    json_boolean(!json_is_true(json_object_get(spec, "cpu")) && !cfg->no_perf));
+	json_object_set_new(ref, GEAK_JOB_PERF_CHECKED,
+	    json_boolean(!json_is_true(json_object_get(spec, GEAK_JOB_CPU)) && !cfg->no_perf));
 	return ref;
 }
 
@@ -99,19 +100,20 @@ ended_badly(struct geak_eval *ev, json_t *resp, enum geak_stage stage)
 	const char *st = geak_job_status(resp);
 	char msg[200];
 
-	if (!strcmp(st, "timeout")) {
-		const char *phase = json_string_value(json_object_get(resp, "phase"));
+	if (!strcmp(st, GEAK_ENDED_TIMEOUT)) {
+		const char *phase = json_string_value(json_object_get(resp, GEAK_RESP_PHASE));
 		snprintf(msg, sizeof msg, "killed after %.0f s %s",
-		    json_number_value(json_object_get(resp, "wall")),
+		    json_number_value(json_object_get(resp, GEAK_RESP_WALL)),
 		    stage == GEAK_STAGE_PERF ? "while timed (--compile-timeout and --timeout)"
-		    : phase && !strcmp(phase, "compile") ? "before the first call returned (--compile-timeout)"
+		    : phase && !strcmp(phase, GEAK_INPHASE_COMPILE) ?
+		    "before the first call returned (--compile-timeout)"
 		    : "(--timeout)");
 		geak_eval_fail(ev, stage, "timeout", msg);
 		return 1;
 	}
-	if (!strcmp(st, "signal")) {
+	if (!strcmp(st, GEAK_ENDED_SIGNAL)) {
 		snprintf(msg, sizeof msg, "killed by signal %lld",
-		    (long long)json_integer_value(json_object_get(resp, "signal")));
+		    (long long)json_integer_value(json_object_get(resp, GEAK_RESP_SIGNAL)));
 		geak_eval_fail(ev, stage, "crash", msg);
 		return 1;
 	}
@@ -152,9 +154,11 @@ static void
 run_split(struct geak_eval *ev, const char *dir)
 {
 	json_t *res = geak_job_load(dir, GEAK_FILE_RESULT, ev->refused, sizeof ev->refused);
+	json_t *spent = json_object_get(res, GEAK_RESULT_SPENT);
 
-	ev->phases[GEAK_PHASE_TESTS] = json_number_value(geak_get(res, "spent.tests"));
-	ev->phases[GEAK_PHASE_PERF_CHECKS] = json_number_value(geak_get(res, "spent.perf_checks"));
+	ev->phases[GEAK_PHASE_TESTS] = json_number_value(json_object_get(spent, GEAK_SPENT_TESTS));
+	ev->phases[GEAK_PHASE_PERF_CHECKS] =
+	    json_number_value(json_object_get(spent, GEAK_SPENT_PERF_CHECKS));
 	json_decref(res);
 }
 
@@ -162,11 +166,11 @@ run_split(struct geak_eval *ev, const char *dir)
 static void
 timing_split(struct geak_eval *ev, json_t *timing)
 {
-	ev->phases[GEAK_PHASE_PREPARE] = json_number_value(geak_get(timing, "spent.prepare"));
-	ev->phases[GEAK_PHASE_PERF_ALONE] = json_number_value(geak_get(timing, "spent.alone"));
-	ev->phases[GEAK_PHASE_PERF_TUNING] = json_number_value(geak_get(timing, "spent.tuning"));
-	ev->phases[GEAK_PHASE_PERF_TIMED] = json_number_value(geak_get(timing, "spent.timed"));
-	ev->phases[GEAK_PHASE_PERF_PROFILE] = json_number_value(geak_get(timing, "spent.profile"));
+	ev->phases[GEAK_PHASE_PREPARE] = json_number_value(geak_get(timing, GEAK_RESULT_SPENT "." GEAK_SPENT_PREPARE));
+	ev->phases[GEAK_PHASE_PERF_ALONE] = json_number_value(geak_get(timing, GEAK_RESULT_SPENT "." GEAK_SPENT_ALONE));
+	ev->phases[GEAK_PHASE_PERF_TUNING] = json_number_value(geak_get(timing, GEAK_RESULT_SPENT "." GEAK_SPENT_TUNING));
+	ev->phases[GEAK_PHASE_PERF_TIMED] = json_number_value(geak_get(timing, GEAK_RESULT_SPENT "." GEAK_SPENT_TIMED));
+	ev->phases[GEAK_PHASE_PERF_PROFILE] = json_number_value(geak_get(timing, GEAK_RESULT_SPENT "." GEAK_SPENT_PROFILE));
 }
 
 static void
@@ -175,7 +179,7 @@ sandbox_info(struct geak_eval *ev, const struct geak_slot *s, json_t *resp)
 	ev->sandbox_known = 1;
 	ev->netns = (s->w[GEAK_W_RUN].sandbox & GEAK_SB_NONET) != 0;
 	ev->landlock_worker = (s->w[GEAK_W_RUN].sandbox & GEAK_SB_FSWRITE) != 0;
-	ev->landlock_job = json_is_true(json_object_get(resp, "landlock"));
+	ev->landlock_job = json_is_true(json_object_get(resp, GEAK_RESP_LANDLOCK));
 	if (!ev->landlock_job)
 		geak_eval_note(ev, GEAK_NOTE_NO_LANDLOCK);
 }
@@ -189,7 +193,7 @@ judge(struct geak_cand *c, struct geak_profile *p, const struct geak_jobreq *run
 	char *dir = geak_job_dir(c->slot->cfg, "judge-"), nonce[33], *err = run->err;
 	size_t errlen = run->errlen;
 	json_t *extra = json_pack("{s:s, s:s, s:s, s:s}", GEAK_REQ_PROFILE, geak_profile_dir(p),
-	    GEAK_REQ_CAND, run->dir, GEAK_REQ_CANDNONCE, run->nonce, GEAK_REQ_PART, part);
+	    GEAK_REQ_CAND, run->dir, GEAK_REQ_CAND_NONCE, run->nonce, GEAK_REQ_PART, part);
 	const struct geak_jobreq job = { .op = GEAK_OP_JUDGE, .dir = dir, .nonce = nonce,
 		.extra = extra, .err = err, .errlen = errlen };
 	json_t *resp, *v;
@@ -222,7 +226,8 @@ find_case(json_t *cases, const char *key)
 	size_t i;
 
 	json_array_foreach(cases, i, c)
-		if (json_is_string(json_object_get(c, "key")) && !strcmp(geak_get_str(c, "key"), key))
+		if (json_is_string(json_object_get(c, GEAK_CASE_KEY)) &&
+		    !strcmp(geak_get_str(c, GEAK_CASE_KEY), key))
 			return c;
 	return NULL;
 }
@@ -232,18 +237,18 @@ find_case(json_t *cases, const char *key)
 static void
 apply_timing(struct geak_eval *ev, struct geak_profile *p, json_t *timing, double speedup_limit)
 {
-	json_t *c, *prof_cases = json_object_get(geak_profile_json(p), "cases");
+	json_t *c, *prof_cases = json_object_get(geak_profile_json(p), GEAK_PROF_CASES);
 	double sum = 0, sum_ref = 0, peak_gbps, peak_tflops;
 	int above = 0, unreliable = 0;
 	const struct geak_peaks *peaks = geak_peaks_find(ev->device);
 	size_t i;
 
 	geak_device_peaks(ev->device, &peak_gbps, &peak_tflops);
-	json_array_foreach(json_object_get(timing, "cases"), i, c) {
-		const char *key = geak_get_str(c, "key");
-		json_t *counts = key ? json_object_get(find_case(prof_cases, key), "counts") : NULL;
-		double ms = json_number_value(json_object_get(c, "ms"));
-		double ms_ref = json_number_value(json_object_get(c, "ms_ref"));
+	json_array_foreach(json_object_get(timing, GEAK_TIMING_CASES), i, c) {
+		const char *key = geak_get_str(c, GEAK_CASE_KEY);
+		json_t *counts = key ? json_object_get(find_case(prof_cases, key), GEAK_CASE_COUNTS) : NULL;
+		double ms = json_number_value(json_object_get(c, GEAK_CASE_MS));
+		double ms_ref = json_number_value(json_object_get(c, GEAK_CASE_MS_REF));
 		struct geak_case *gc;
 		if (!key || !(ms > 0))
 			continue;
@@ -255,10 +260,10 @@ apply_timing(struct geak_eval *ev, struct geak_profile *p, json_t *timing, doubl
 			sum_ref += ms_ref;
 		}
 		/* The counts are the perf script's rates at 1 ms. */
-		gc->gbps = json_number_value(json_object_get(counts, "gbps")) / ms;
-		gc->tflops = json_number_value(json_object_get(counts, "tflops")) / ms;
+		gc->gbps = json_number_value(json_object_get(counts, GEAK_CASE_GBPS)) / ms;
+		gc->tflops = json_number_value(json_object_get(counts, GEAK_CASE_TFLOPS)) / ms;
 		gc->roofline = geak_roof_case_json(peaks, geak_get_str(find_case(prof_cases, key),
-		    "dtype"), ms, gc->ms_ref, gc->gbps, gc->tflops);
+		    GEAK_CASE_DTYPE), ms, gc->ms_ref, gc->gbps, gc->tflops);
 		if (gc->roofline && !ev->peaks)
 			ev->peaks = geak_peaks_json(peaks);
 		enum geak_roof bw = geak_roofline_case(gc->gbps, peak_gbps, ms, gc->ms_ref);
@@ -266,8 +271,8 @@ apply_timing(struct geak_eval *ev, struct geak_profile *p, json_t *timing, doubl
 		above |= bw == GEAK_ROOF_ABOVE || fl == GEAK_ROOF_ABOVE;
 		unreliable |= bw == GEAK_ROOF_UNRELIABLE || fl == GEAK_ROOF_UNRELIABLE;
 	}
-	if (json_is_integer(json_object_get(timing, "cases_total")))
-		ev->cases_total = (long)json_integer_value(json_object_get(timing, "cases_total"));
+	if (json_is_integer(json_object_get(timing, GEAK_TIMING_CASES_TOTAL)))
+		ev->cases_total = (long)json_integer_value(json_object_get(timing, GEAK_TIMING_CASES_TOTAL));
 	ev->speedup = sum > 0 && sum_ref > 0 ? sum_ref / sum : 0;
 	/* A fixed limit has no physical basis: off unless asked for; the
 	 * roofline and the timing's re-verification judge large speedups. */
@@ -291,7 +296,7 @@ profile_absent(const char *why)
 static void
 take_kernel_profile(struct geak_eval *ev, json_t *timing)
 {
-	json_t *kp = json_object_get(timing, "kernel_profile");
+	json_t *kp = json_object_get(timing, GEAK_TIMING_KERNEL_PROFILE);
 
 	json_decref(ev->profile);
 	ev->profile = json_is_object(kp) ? json_incref(kp) :
@@ -333,7 +338,7 @@ timing(struct geak_cand *c, struct geak_profile *p, const struct geak_jobreq *ru
 	}
 	json_decref(resp);
 	t0 = geak_now(), w0 = c->lock_wait;
-	if (judge(c, p, run, "timed", ev) < 0)
+	if (judge(c, p, run, GEAK_PART_TIMED, ev) < 0)
 		return -1;
 	add_phase(ev, GEAK_PHASE_JUDGE, t0, c, w0);
 	if (!ev->exec)
@@ -358,7 +363,7 @@ timing(struct geak_cand *c, struct geak_profile *p, const struct geak_jobreq *ru
 static int
 wants_timing(const struct geak_slot *s, json_t *plan)
 {
-	return s->gpu && !s->cfg->no_perf && json_is_object(json_object_get(plan, GEAK_PLAN_PERFCHK));
+	return s->gpu && !s->cfg->no_perf && json_is_object(json_object_get(plan, GEAK_PLAN_PERF));
 }
 
 static int
@@ -378,12 +383,12 @@ skipped(json_t *skip, const char *key)
 static double
 case_size(json_t *c, int by)
 {
-	json_t *counts = json_object_get(c, "counts");
+	json_t *counts = json_object_get(c, GEAK_CASE_COUNTS);
 
 	switch (by) {
-	case 0: return json_number_value(json_object_get(counts, "gbps"));
-	case 1: return json_number_value(json_object_get(counts, "tflops"));
-	default: return json_number_value(json_object_get(c, "bytes"));
+	case 0: return json_number_value(json_object_get(counts, GEAK_CASE_GBPS));
+	case 1: return json_number_value(json_object_get(counts, GEAK_CASE_TFLOPS));
+	default: return json_number_value(json_object_get(c, GEAK_CASE_BYTES));
 	}
 }
 
@@ -392,15 +397,15 @@ case_size(json_t *c, int by)
 static const char *
 profile_case(json_t *prof, json_t *skip)
 {
-	json_t *cases = json_object_get(prof, "cases"), *c;
+	json_t *cases = json_object_get(prof, GEAK_PROF_CASES), *c;
 	size_t i;
 
 	for (int by = 0; by < 3; by++) {
 		const char *best = NULL;
 		double size = 0;
 		json_array_foreach(cases, i, c) {
-			const char *key = geak_get_str(c, "key");
-			if (!key || !json_is_true(json_object_get(c, "ok")) || skipped(skip, key))
+			const char *key = geak_get_str(c, GEAK_CASE_KEY);
+			if (!key || !json_is_true(json_object_get(c, GEAK_CASE_OK)) || skipped(skip, key))
 				continue;
 			if (case_size(c, by) > size)
 				size = case_size(c, by), best = key;
@@ -410,8 +415,8 @@ profile_case(json_t *prof, json_t *skip)
 	}
 	const char *last = NULL;
 	json_array_foreach(cases, i, c) { /* no sizes at all: the last, as suites grow them */
-		const char *key = geak_get_str(c, "key");
-		if (key && json_is_true(json_object_get(c, "ok")) && !skipped(skip, key))
+		const char *key = geak_get_str(c, GEAK_CASE_KEY);
+		if (key && json_is_true(json_object_get(c, GEAK_CASE_OK)) && !skipped(skip, key))
 			last = key;
 	}
 	return last;
@@ -421,22 +426,22 @@ static void
 plan_timing(json_t *plan, struct geak_profile *p, const struct geak_cand *c)
 {
 	const struct geak_evalcfg *cfg = c->slot->cfg;
-	json_t *skip = geak_get(plan, "perf.skip");
-	json_t *t = json_pack("{s:I, s:O}", GEAK_PLAN_REPS, (json_int_t)cfg->reps, GEAK_PLAN_SKIP,
-	    skip ? skip : json_array());
+	json_t *skip = geak_get(plan, GEAK_PLAN_PERF "." GEAK_PLAN_SKIP);
+	struct geak_budget b = geak_budget(c);
+	json_t *t = json_pack("{s:I, s:I, s:O, s:b}", GEAK_PLAN_REPS, (json_int_t)cfg->reps,
+	    GEAK_PLAN_WARMUP, (json_int_t)b.warmup, GEAK_PLAN_SKIP, skip ? skip : json_array(),
+	    GEAK_PLAN_REFERENCE, 1);
 	json_t *pins = geak_profile_pins(p);
 
 	if (pins)
 		json_object_set_new(t, GEAK_PLAN_PINS, pins);
 	if (cfg->profile && profile_case(geak_profile_json(p), skip)) {
-		json_t *kp = json_pack("{s:s}", "case", profile_case(geak_profile_json(p), skip));
-		/* Half the run's allowance: the timing gets all of it, and must
-		 * never run out of it for the profiler's sake. */
-		json_object_set_new(kp, "counters", cfg->ncu ? json_pack("{s:s, s:f}", "path",
-		    cfg->ncu, "timeout", geak_timeout_s(c) / 2)
-		    : json_pack("{s:s}", "message", cfg->counters_why ? cfg->counters_why
+		json_t *kp = json_pack("{s:s}", GEAK_PLAN_CASE, profile_case(geak_profile_json(p), skip));
+		json_object_set_new(kp, GEAK_PLAN_COUNTERS, cfg->ncu ? json_pack("{s:s, s:f}",
+		    GEAK_PLAN_NCU_PATH, cfg->ncu, GEAK_PLAN_NCU_TIMEOUT, b.counters_s)
+		    : json_pack("{s:s}", GEAK_PLAN_NCU_MESSAGE, cfg->counters_why ? cfg->counters_why
 		    : "no hardware counters"));
-		json_object_set_new(t, GEAK_PLAN_KPROFILE, kp);
+		json_object_set_new(t, GEAK_PLAN_KERNEL_PROFILE, kp);
 	}
 	json_object_set_new(plan, GEAK_PLAN_TIMING, t);
 }
@@ -447,14 +452,14 @@ mode_notes(struct geak_eval *ev, json_t *prof)
 	json_t *c;
 	size_t i;
 
-	if (json_is_false(json_object_get(prof, "poison")))
+	if (json_is_false(json_object_get(prof, GEAK_PROF_POISON)))
 		geak_eval_note(ev, GEAK_NOTE_NO_POISON);
-	if (json_is_true(json_object_get(prof, "one_call")))
+	if (json_is_true(json_object_get(prof, GEAK_PROF_ONE_CALL)))
 		geak_eval_note(ev, GEAK_NOTE_ONE_CALL);
-	if (json_is_string(json_object_get(prof, "perf_error")))
+	if (json_is_string(json_object_get(prof, GEAK_PROF_PERF_ERROR)))
 		geak_eval_note(ev, GEAK_NOTE_REFERENCE_PERF_FAILED);
-	json_array_foreach(json_object_get(prof, "cases"), i, c)
-		if (!json_is_true(json_object_get(c, "ok")))
+	json_array_foreach(json_object_get(prof, GEAK_PROF_CASES), i, c)
+		if (!json_is_true(json_object_get(c, GEAK_CASE_OK)))
 			geak_eval_note(ev, GEAK_NOTE_REFERENCE_PERF_FAILED);
 }
 
@@ -510,7 +515,7 @@ run_dir(const struct geak_evalcfg *cfg, json_t *rec, json_t *spec)
 	char *dir = geak_job_dir(cfg, "cand-");
 	json_t *jobspec = geak_json_copy(spec);
 
-	json_object_set(jobspec, "code", json_object_get(rec, "code"));
+	json_object_set(jobspec, GEAK_JOB_CODE, json_object_get(rec, "code"));
 	geak_job_dump(jobspec, dir, GEAK_FILE_JOB);
 	json_decref(jobspec);
 	return dir;
@@ -539,7 +544,7 @@ run_and_judge(struct geak_cand *c, struct geak_profile *p, const struct geak_job
 	if (ended)
 		return 0;
 	t0 = geak_now(), w0 = c->lock_wait;
-	if (judge(c, p, run, "run", ev) < 0)
+	if (judge(c, p, run, GEAK_PART_RUN, ev) < 0)
 		return -1;
 	add_phase(ev, GEAK_PHASE_JUDGE, t0, c, w0);
 	if (ev->reason && !strcmp(ev->reason, "harness")) {

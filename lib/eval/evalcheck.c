@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "eval/evalcheck.h"
+#include "eval/harness.h"
 #include "gpu.h"
 #include "record.h"
 #include "util.h"
@@ -68,10 +69,10 @@ geak_eval_gpu_unusable(const struct geak_pyenv *py, struct geak_slot *s, char *w
 {
 	json_t *hello = s->w[GEAK_W_RUN].hello;
 
-	if (!s->gpu || json_is_string(geak_get(hello, "device.name")))
+	if (!s->gpu || json_is_string(geak_get(hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_NAME)))
 		return 0;
-	say_unusable(py, why, n, s, geak_get_str(hello, "versions.torch"),
-	    json_object_get(hello, "build"), geak_get_str(hello, "device.error"));
+	say_unusable(py, why, n, s, geak_get_str(hello, GEAK_HELLO_VERSIONS "." GEAK_VERSIONS_TORCH),
+	    json_object_get(hello, GEAK_HELLO_BUILD), geak_get_str(hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_ERROR));
 	return 1;
 }
 
@@ -190,8 +191,8 @@ geak_eval_check(struct geak_slot *s, const struct geak_pyenv *py, const char *mo
 	}
 	hello = s->w[GEAK_W_RUN].hello;
 	printf("worker: started in %.1f s, harness %s, device %s\n", geak_now() - t0,
-	    geak_get_str(hello, "harness"), geak_get_str(hello, "device.name"));
+	    geak_get_str(hello, GEAK_HELLO_HARNESS), geak_get_str(hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_NAME));
 	printf("ok: the harness starts and evaluates on %s\n", s->gpu ?
-	    geak_get_str(hello, "device.name") : "the CPU");
+	    geak_get_str(hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_NAME) : "the CPU");
 	return 0;
 }

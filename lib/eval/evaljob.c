@@ -26,6 +26,14 @@
  * before geak-eval gives up on its worker.  The worker enforces the job's
  * own limits; this only catches a worker that hangs itself. */
 #define PAUSE_ROOM_S 3600
+/* How many runs' time a calibration may take: its processes (see
+ * geakh/calibrate.py) each get a run's allowance, the resampling more. */
+#define CALIBRATION_RUNS 12
+/* How many runs' time a regeneration may take: the calibration's first
+ * process runs the first seed twice, every seed, and each case twice. */
+#define REGEN_RUNS 4
+/* Untimed calls of each timed case before its timed ones. */
+#define TIMING_WARMUP 2
 
 void
 geak_trace(const struct geak_cand *c, const char *fmt, ...)
@@ -109,7 +117,7 @@ hello_path(const struct geak_slot *s)
 static int
 fingerprint_ok(json_t *hello)
 {
-	json_t *fp = json_object_get(hello, "fingerprint"), *e;
+	json_t *fp = json_object_get(hello, GEAK_HELLO_FINGERPRINT), *e;
 	size_t i;
 
 	if (!json_is_array(fp) || json_array_size(fp) == 0)
@@ -155,7 +163,7 @@ store_hello(struct geak_slot *s, json_t *hello)
 	char *path = hello_path(s), *dir = geak_xasprintf("%s/worker", s->cfg->cache_dir);
 	char *tmp = geak_xasprintf("%s.%ld.tmp", path, (long)getpid());
 
-	if (!s->cfg->no_cache && json_is_string(geak_get(hello, "device.name")) &&
+	if (!s->cfg->no_cache && json_is_string(geak_get(hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_NAME)) &&
 	    geak_mkdirs(dir, 0700) == 0 && json_dump_file(hello, tmp, JSON_COMPACT) == 0)
 		rename(tmp, path);
 	unlink(tmp);
@@ -254,15 +262,16 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 		o.sandbox = layers[i];
 		if (start_workers(s, &o, err, errlen) < 0)
 			return -1;
-		if (had_run || !s->gpu || json_is_string(geak_get(run->hello, "device.name")) || i + 1 == n)
+		if (had_run || !s->gpu || i + 1 == n ||
+		    json_is_string(geak_get(run->hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_NAME)))
 			break;
 		/* A CPU build of torch has no device under any layer: the
 		 * caller says so, and no layer is dropped for it. */
-		if (geak_pyenv_cpu_build(json_object_get(run->hello, "build")))
+		if (geak_pyenv_cpu_build(json_object_get(run->hello, GEAK_HELLO_BUILD)))
 			break;
 		geak_warn("GPU %s: no device inside the sandbox (%s); starting the workers with fewer layers",
-		    s->gpu, geak_get_str(run->hello, "device.error") ?
-		    geak_get_str(run->hello, "device.error") : "unknown error");
+		    s->gpu, geak_get_str(run->hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_ERROR) ?
+		    geak_get_str(run->hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_ERROR) : "unknown error");
 		stop_workers(s);
 		/* Once, with no layer at all: a device absent there too is no
 		 * layer's fault, and the workers keep every layer. */
@@ -272,7 +281,7 @@ geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen)
 			if (start_workers(s, &o, err, errlen) < 0)
 				return -1;
 			stop_workers(s);
-			if (!json_is_string(geak_get(run->hello, "device.name"))) {
+			if (!json_is_string(geak_get(run->hello, GEAK_HELLO_DEVICE "." GEAK_DEVICE_NAME))) {
 				geak_warn("GPU %s: no device without the sandbox either; keeping every layer",
 				    s->gpu);
 				o.sandbox = layers[i];
@@ -309,8 +318,8 @@ struct rerun {
 /* The operator's limits are ceilings: an explicit flag is taken as it
  * is, and a task may ask for less or more than the default, but never
  * more than --max-task-timeout and --max-task-memory. */
-double
-geak_timeout_s(const struct geak_cand *c)
+static double
+job_timeout_s(const struct geak_cand *c)
 {
 	const struct geak_evalcfg *cfg = c->slot->cfg;
 
@@ -318,6 +327,30 @@ geak_timeout_s(const struct geak_cand *c)
 		return cfg->timeout_s;
 	return c->task_timeout_s < cfg->max_task_timeout_s ? c->task_timeout_s :
 	    cfg->max_task_timeout_s;
+}
+
+struct geak_budget
+geak_budget(const struct geak_cand *c)
+{
+	struct geak_budget b = { .run_s = job_timeout_s(c), .compile_s = c->slot->cfg->compile_s,
+		.warmup = TIMING_WARMUP };
+
+	b.calib_run_s = b.run_s + b.compile_s;
+	b.calib_s = b.calib_run_s * CALIBRATION_RUNS;
+	b.regen_s = b.calib_run_s * REGEN_RUNS;
+	/* Half a run's allowance: the timing gets all of it, and must never
+	 * run out of it for the profiler's sake. */
+	b.counters_s = b.run_s / 2;
+	return b;
+}
+
+/* How long geak-eval waits for a job's answer: its own limits (the
+ * worker enforces them, and stops their clock while the job is paused or
+ * waits), and room for the worker. */
+static double
+answer_wait_s(double timeout_s, double compile_s)
+{
+	return timeout_s + compile_s + 60 + PAUSE_ROOM_S;
 }
 
 static long long host_headroom(void);
@@ -377,9 +410,10 @@ host_headroom(void)
 static json_t *
 request(const struct geak_cand *c, struct rerun *rr, const struct geak_jobreq *job)
 {
+	struct geak_budget b = geak_budget(c);
 	json_t *req = json_pack("{s:s, s:s, s:s, s:f, s:f}", GEAK_REQ_OP, job->op, GEAK_REQ_DIR,
-	    job->dir, GEAK_REQ_NONCE, job->nonce, GEAK_REQ_TIMEOUT, geak_timeout_s(c),
-	    GEAK_REQ_COMPILE, c->slot->cfg->compile_s);
+	    job->dir, GEAK_REQ_NONCE, job->nonce, GEAK_REQ_TIMEOUT, b.run_s,
+	    GEAK_REQ_COMPILE, b.compile_s);
 	long long memory = job_memory(c, rr);
 
 	if (!req)
@@ -405,19 +439,18 @@ limit_memory(struct geak_cand *c, struct rerun *rr, int which)
 	}
 }
 
-/* The net under a worker that hangs itself: the worker enforces the job's
- * limits and stops their clock while the job is paused or waits. */
+/* The net under a worker that hangs itself, for the limits req sends. */
 static double
 worker_wait_s(json_t *req)
 {
-	return json_number_value(json_object_get(req, GEAK_REQ_TIMEOUT)) +
-	    json_number_value(json_object_get(req, GEAK_REQ_COMPILE)) + 60 + PAUSE_ROOM_S;
+	return answer_wait_s(json_number_value(json_object_get(req, GEAK_REQ_TIMEOUT)),
+	    json_number_value(json_object_get(req, GEAK_REQ_COMPILE)));
 }
 
 const char *
 geak_job_status(json_t *resp)
 {
-	const char *st = json_string_value(json_object_get(resp, "status"));
+	const char *st = json_string_value(json_object_get(resp, GEAK_RESP_STATUS));
 
 	return st ? st : "";
 }
@@ -427,7 +460,7 @@ geak_job_ran_short(const char *dir, long *need_mib)
 {
 	char *mark = geak_xasprintf("%s/%s", dir, GEAK_FILE_OOM);
 	json_t *said = need_mib ? geak_job_load(dir, GEAK_FILE_OOM, NULL, 0) : NULL;
-	json_t *need = json_object_get(said, "need_mib");
+	json_t *need = json_object_get(said, GEAK_OOM_NEED_MIB);
 	int found = unlink(mark) == 0;
 
 	if (need_mib)
@@ -455,9 +488,9 @@ short_mark(const char *dir)
 static int
 killed_from_outside(json_t *resp)
 {
-	return !strcmp(geak_job_status(resp), "signal") &&
-	    json_integer_value(json_object_get(resp, "signal")) == SIGKILL &&
-	    !json_object_get(resp, "limit"); /* its own limit: see share_ran_out */
+	return !strcmp(geak_job_status(resp), GEAK_ENDED_SIGNAL) &&
+	    json_integer_value(json_object_get(resp, GEAK_RESP_SIGNAL)) == SIGKILL &&
+	    !json_object_get(resp, GEAK_RESP_LIMIT); /* its own limit: see share_ran_out */
 }
 
 /* Killed at its memory limit where that is the default share of the
@@ -465,7 +498,7 @@ killed_from_outside(json_t *resp)
 static int
 share_ran_out(const struct geak_cand *c, const struct rerun *rr, json_t *resp)
 {
-	return json_object_get(resp, "limit") && !c->slot->cfg->memory_given &&
+	return json_object_get(resp, GEAK_RESP_LIMIT) && !c->slot->cfg->memory_given &&
 	    c->slot->cfg->memory_mib && !rr->memory_boost;
 }
 
@@ -529,6 +562,21 @@ queue_enter(struct geak_cand *c, int mode, struct geak_gpumember *me, const stru
 	return paused;
 }
 
+/* A request the harness refused breaks the protocol: NULL, with err
+ * saying why.  resp otherwise. */
+static json_t *
+accepted(json_t *resp, char *err, size_t errlen)
+{
+	const char *why;
+
+	if (strcmp(geak_job_status(resp), GEAK_ENDED_BAD_REQUEST))
+		return resp;
+	why = geak_get_str(resp, GEAK_RESP_ERROR);
+	snprintf(err, errlen, "the harness refused a request: %s", why ? why : "no reason given");
+	json_decref(resp);
+	return NULL;
+}
+
 static json_t *
 call_worker(struct geak_cand *c, struct rerun *rr, int which, json_t *req, char *err,
     size_t errlen)
@@ -541,7 +589,7 @@ call_worker(struct geak_cand *c, struct rerun *rr, int which, json_t *req, char 
 
 	if (!resp)
 		s->up[which] = 0;
-	return resp;
+	return accepted(resp, err, errlen);
 }
 
 static json_t *again_if_short(struct geak_cand *c, struct rerun *rr, int which, json_t *resp,
@@ -759,8 +807,10 @@ geak_job_start(struct geak_cand *c, const struct geak_jobreq *job)
 static json_t *
 go_read(const struct geak_cand *c, char *err, size_t errlen)
 {
-	return geak_worker_read(&c->slot->w[GEAK_W_RUN], geak_timeout_s(c) + c->slot->cfg->compile_s +
-	    60 + PAUSE_ROOM_S, err, errlen);
+	struct geak_budget b = geak_budget(c);
+
+	return geak_worker_read(&c->slot->w[GEAK_W_RUN], answer_wait_s(b.run_s, b.compile_s), err,
+	    errlen);
 }
 
 json_t *
@@ -885,7 +935,7 @@ geak_job_dump(json_t *v, const char *dir, const char *name)
 int
 geak_job_nonce_ok(json_t *result, const char *nonce)
 {
-	const char *got = json_string_value(json_object_get(result, "nonce"));
+	const char *got = json_string_value(json_object_get(result, GEAK_NONCE));
 
 	return got && !strcmp(got, nonce);
 }

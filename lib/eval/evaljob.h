@@ -95,10 +95,20 @@ json_t *geak_slot_hello(struct geak_slot *s);
 /* Start the worker if it is not running; 0 or -1 with err set. */
 int geak_slot_up(struct geak_slot *s, int which, char *err, size_t errlen);
 
-/* The seconds a job of the candidate may run after its first call:
- * timeout_s where asked for, else its task's own (at most
- * max_task_timeout_s), else the default timeout_s. */
-double geak_timeout_s(const struct geak_cand *c);
+/* Every limit a job of the slot's candidate is sent, decided here once:
+ * the harness keeps no defaults.  run_s is --timeout where given, else
+ * its task's own (at most --max-task-timeout), else the default
+ * --timeout; the others follow from it and --compile-timeout. */
+struct geak_budget {
+	double run_s;        /* a job, after its first call returned (request timeout) */
+	double compile_s;    /* until then, on top (request compile_timeout) */
+	double calib_run_s;  /* each run of a calibration (request run_budget) */
+	double calib_s;      /* a calibration, after its start (its request timeout) */
+	double regen_s;      /* an imported profile's outputs made again (its request timeout) */
+	double counters_s;   /* the profiler reading hardware counters (ncu_timeout) */
+	long warmup;         /* untimed calls of each timed case (timing warmup) */
+};
+struct geak_budget geak_budget(const struct geak_cand *c);
 
 /* One job on a worker, through the GPU's queue in mode (GEAK_GPU_*, or
  * GEAK_USE_NONE): its response, or NULL with err set (the worker failed).

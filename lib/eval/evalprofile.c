@@ -16,9 +16,6 @@
 #include "runner.h"
 #include "util.h"
 
-/* How many runs' time a calibration may take: its processes (see
- * geakh/calibrate.py) each get a run's allowance, the resampling more. */
-#define CALIBRATION_RUNS 12
 
 struct geak_profile {
 	char key[65];
@@ -56,7 +53,7 @@ geak_profile_json(const struct geak_profile *p)
 json_t *
 geak_profile_steps(const struct geak_profile *p)
 {
-	json_t *steps = json_object_get(p->profile, "steps");
+	json_t *steps = json_object_get(p->profile, GEAK_PROF_STEPS);
 
 	return json_is_object(steps) ? steps : NULL;
 }
@@ -69,7 +66,7 @@ trace_steps(const struct geak_cand *c, const char *dir, json_t *prof)
 {
 	static const char *const parts[] = { "mem_wait", "tests", "perf_checks", "search",
 		"compile", "save", "load", "take", NULL };
-	json_t *steps = json_object_get(prof, "steps"), *v;
+	json_t *steps = json_object_get(prof, GEAK_PROF_STEPS), *v;
 	const char *name;
 	char line[2048] = "";
 	size_t n = 0;
@@ -85,7 +82,7 @@ trace_steps(const struct geak_cand *c, const char *dir, json_t *prof)
 			continue;
 		}
 		n += (size_t)snprintf(line + n, sizeof line - n, " %s %.1f (", name,
-		    json_number_value(json_object_get(v, "wall")));
+		    json_number_value(json_object_get(v, GEAK_STEP_WALL)));
 		for (const char *const *p = parts; *p && n < sizeof line - 1; p++) {
 			double x = json_number_value(json_object_get(v, *p));
 			if (x >= 0.05)
@@ -93,7 +90,7 @@ trace_steps(const struct geak_cand *c, const char *dir, json_t *prof)
 		}
 		if (n < sizeof line - 1)
 			n += (size_t)snprintf(line + n, sizeof line - n, "runs %lld)",
-			    json_integer_value(json_object_get(v, "runs")));
+			    json_integer_value(json_object_get(v, GEAK_STEP_RUNS)));
 	}
 	geak_trace(c, "%s: steps (s):%s", strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir, line);
 }
@@ -101,7 +98,7 @@ trace_steps(const struct geak_cand *c, const char *dir, json_t *prof)
 long
 geak_profile_gpu_mib(const struct geak_profile *p)
 {
-	json_t *mib = json_object_get(p->profile, "gpu_mib");
+	json_t *mib = json_object_get(p->profile, GEAK_PROF_GPU_MIB);
 
 	return json_is_integer(mib) && json_integer_value(mib) > 0 ? (long)json_integer_value(mib) : 0;
 }
@@ -109,7 +106,7 @@ geak_profile_gpu_mib(const struct geak_profile *p)
 json_t *
 geak_profile_plan(const struct geak_profile *p)
 {
-	json_t *plan = json_object_get(p->profile, "candidate_plan");
+	json_t *plan = json_object_get(p->profile, GEAK_PROF_CANDIDATE_PLAN);
 
 	return plan ? geak_json_copy(plan) : json_object();
 }
@@ -143,8 +140,8 @@ read_profile(struct geak_profile *p, const char *dir)
 	}
 	p->profile = prof;
 	p->dir = geak_xstrdup(dir);
-	if (!json_is_true(json_object_get(prof, "ok"))) {
-		const char *why = json_string_value(json_object_get(prof, "error"));
+	if (!json_is_true(json_object_get(prof, GEAK_PROF_OK))) {
+		const char *why = json_string_value(json_object_get(prof, GEAK_PROF_ERROR));
 		p->error = geak_xstrdup(why ? why : "the reference could not be calibrated");
 	}
 	return 0;
@@ -155,14 +152,15 @@ read_profile(struct geak_profile *p, const char *dir)
 static int
 keepable(json_t *prof)
 {
-	const char *kind = json_string_value(json_object_get(prof, "kind"));
+	const char *kind = json_string_value(json_object_get(prof, GEAK_PROF_KIND));
 
-	return json_is_true(json_object_get(prof, "ok")) || (kind && !strcmp(kind, "reference"));
+	return json_is_true(json_object_get(prof, GEAK_PROF_OK)) || (kind && !strcmp(kind, "reference"));
 }
 
 /* What of a calibration's folder makes the profile: its job wrote there,
  * and may have left anything else beside them. */
-static const char *const profile_files[] = { GEAK_FILE_PROFILE, "profile.pt", GEAK_FILE_MASKS, NULL };
+static const char *const profile_files[] = { GEAK_FILE_PROFILE, GEAK_FILE_PROFILE_PT,
+	GEAK_FILE_MASKS, NULL };
 
 /* name copied from the job's folder from to the folder to (ours), if it
  * is at most cap bytes; 0, or -1 with err set.  One the job did not leave
@@ -251,14 +249,14 @@ calibrate(struct geak_cand *c, struct geak_profile *p, const char *base, char *e
 	struct geak_jobreq job = { .op = GEAK_OP_CALIBRATE, .dir = tmp, .nonce = nonce, .err = err,
 		.errlen = errlen };
 	json_t *resp, *prof;
-	double budget = geak_timeout_s(c) + cfg->compile_s;
+	struct geak_budget b = geak_budget(c);
 	int r = 0;
 
 	geak_job_dump(p->refspec, tmp, GEAK_FILE_JOB);
 	geak_nonce(nonce);
-	job.extra = json_pack("{s:f, s:O, s:f, s:f}", GEAK_REQ_BUDGET, budget, GEAK_REQ_PERF,
-	    json_object_get(p->refspec, "perf_checked"), GEAK_REQ_TIMEOUT, budget * CALIBRATION_RUNS,
-	    GEAK_REQ_COMPILE, cfg->compile_s);
+	job.extra = json_pack("{s:f, s:O, s:f, s:f}", GEAK_REQ_RUN_BUDGET, b.calib_run_s, GEAK_REQ_PERF,
+	    json_object_get(p->refspec, GEAK_JOB_PERF_CHECKED), GEAK_REQ_TIMEOUT, b.calib_s,
+	    GEAK_REQ_COMPILE, b.compile_s);
 	resp = geak_job(c, GEAK_W_RUN, GEAK_GPU_SHARED, &job);
 	json_decref(job.extra);
 	if (!resp) {
@@ -270,7 +268,8 @@ calibrate(struct geak_cand *c, struct geak_profile *p, const char *base, char *e
 		char gist[1024];
 		geak_job_gist(tmp, gist, sizeof gist);
 		snprintf(err, errlen, "the reference's calibration ended with %s%s%s%s",
-		    geak_job_status(resp), strcmp(geak_job_status(resp), "timeout") ? "" : " (see --timeout)",
+		    geak_job_status(resp),
+		    strcmp(geak_job_status(resp), GEAK_ENDED_TIMEOUT) ? "" : " (see --timeout)",
 		    *why || *gist ? ": " : "", *why ? why : gist);
 		r = -1;
 	} else if (keepable(prof)) {
@@ -278,7 +277,7 @@ calibrate(struct geak_cand *c, struct geak_profile *p, const char *base, char *e
 		r = keep_profile(cfg, p, tmp, base, err, errlen);
 	} else {
 		/* Not kept: a failure that may not come again, known to this run. */
-		const char *msg = json_string_value(json_object_get(prof, "error"));
+		const char *msg = json_string_value(json_object_get(prof, GEAK_PROF_ERROR));
 		p->error = geak_xstrdup(msg ? msg : "the reference could not be calibrated");
 		p->profile = json_incref(prof);
 	}
@@ -391,9 +390,9 @@ geak_profile_keep_pins(const struct geak_profile *p, json_t *timing)
 		return;
 	}
 	pins = json_object();
-	json_array_foreach(json_object_get(timing, "cases"), i, c) {
-		const char *key = geak_get_str(c, "key");
-		x = json_object_get(c, "ref_choices");
+	json_array_foreach(json_object_get(timing, GEAK_TIMING_CASES), i, c) {
+		const char *key = geak_get_str(c, GEAK_CASE_KEY);
+		x = json_object_get(c, GEAK_CASE_REF_CHOICES);
 		if (key && json_is_array(x) && json_array_size(x))
 			json_object_set(pins, key, x);
 	}

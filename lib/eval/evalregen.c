@@ -17,10 +17,6 @@
 #include "record.h"
 #include "util.h"
 
-/* How many runs' time a regeneration may take: the calibration's first
- * process runs the first seed twice, every seed, and each case twice. */
-#define REGEN_RUNS 4
-
 int
 geak_calib_wants_outputs(json_t *profile, const char *dir)
 {
@@ -28,7 +24,7 @@ geak_calib_wants_outputs(json_t *profile, const char *dir)
 	struct stat st;
 	int missing;
 
-	if (!json_is_true(json_object_get(profile, "ok")))
+	if (!json_is_true(json_object_get(profile, GEAK_PROF_OK)))
 		return 0;
 	path = geak_xasprintf("%s/profile.pt", dir);
 	missing = lstat(path, &st) < 0 && errno == ENOENT;
@@ -98,7 +94,7 @@ geak_calib_regenerate(struct geak_cand *c, json_t *refspec, const char *dir, cha
 {
 	const struct geak_evalcfg *cfg = c->slot->cfg;
 	char *tmp, nonce[33], why[256] = "";
-	double budget = geak_timeout_s(c) + cfg->compile_s;
+	struct geak_budget b = geak_budget(c);
 	struct geak_jobreq job;
 	json_t *extra, *resp, *res;
 	int r = -1;
@@ -110,9 +106,9 @@ geak_calib_regenerate(struct geak_cand *c, json_t *refspec, const char *dir, cha
 	tmp = geak_job_dir(cfg, "regen-");
 	geak_job_dump(refspec, tmp, GEAK_FILE_JOB);
 	geak_nonce(nonce);
-	extra = json_pack("{s:f, s:O, s:f, s:f, s:s}", GEAK_REQ_BUDGET, budget, GEAK_REQ_PERF,
-	    json_object_get(refspec, "perf_checked"), GEAK_REQ_TIMEOUT, budget * REGEN_RUNS,
-	    GEAK_REQ_COMPILE, cfg->compile_s, GEAK_REQ_PROFILE, dir);
+	extra = json_pack("{s:f, s:O, s:f, s:f, s:s}", GEAK_REQ_RUN_BUDGET, b.calib_run_s,
+	    GEAK_REQ_PERF, json_object_get(refspec, GEAK_JOB_PERF_CHECKED), GEAK_REQ_TIMEOUT,
+	    b.regen_s, GEAK_REQ_COMPILE, b.compile_s, GEAK_REQ_PROFILE, dir);
 	job = (struct geak_jobreq){ GEAK_OP_REGENERATE, tmp, nonce, extra, err, errlen };
 	resp = geak_job(c, GEAK_W_RUN, GEAK_GPU_SHARED, &job);
 	json_decref(extra);
@@ -126,8 +122,8 @@ geak_calib_regenerate(struct geak_cand *c, json_t *refspec, const char *dir, cha
 		geak_job_gist(tmp, gist, sizeof gist);
 		snprintf(err, errlen, "the regeneration ended with %s%s%s", geak_job_status(resp),
 		    *why || *gist ? ": " : "", *why ? why : gist);
-	} else if (!json_is_true(json_object_get(res, "ok"))) {
-		const char *msg = geak_get_str(res, "error");
+	} else if (!json_is_true(json_object_get(res, GEAK_PROF_OK))) {
+		const char *msg = geak_get_str(res, GEAK_PROF_ERROR);
 		snprintf(err, errlen, "%s", msg ? msg : "the outputs could not be made again");
 	} else {
 		r = take_file(tmp, "profile.pt", dir, (unsigned long long)cfg->file_limit_mib << 20, err,

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "eval/evalresult.h"
+#include "eval/harness.h"
 #include "record.h"
 #include "secrets.h"
 #include "util.h"
@@ -171,28 +172,28 @@ geak_eval_take_verdict(struct geak_eval *ev, json_t *v)
 	json_t *x;
 	size_t i;
 
-	ev->call = json_is_true(json_object_get(v, "call"));
-	ev->exec = json_is_true(json_object_get(v, "exec"));
-	ev->stage = stage_named(json_string_value(json_object_get(v, "stage")));
-	x = json_object_get(v, "reason");
+	ev->call = json_is_true(json_object_get(v, GEAK_VERDICT_CALL));
+	ev->exec = json_is_true(json_object_get(v, GEAK_VERDICT_EXEC));
+	ev->stage = stage_named(json_string_value(json_object_get(v, GEAK_VERDICT_STAGE)));
+	x = json_object_get(v, GEAK_VERDICT_REASON);
 	ev->reason = json_is_string(x) ? known_reason(json_string_value(x)) : NULL;
-	if (json_is_string(json_object_get(v, "message"))) {
+	if (json_is_string(json_object_get(v, GEAK_VERDICT_MESSAGE))) {
 		free(ev->message);
-		ev->message = scrubbed(json_string_value(json_object_get(v, "message")));
+		ev->message = scrubbed(json_string_value(json_object_get(v, GEAK_VERDICT_MESSAGE)));
 	}
-	if (json_is_string(json_object_get(v, "traceback"))) {
+	if (json_is_string(json_object_get(v, GEAK_VERDICT_TRACEBACK))) {
 		free(ev->traceback);
-		ev->traceback = scrubbed(json_string_value(json_object_get(v, "traceback")));
+		ev->traceback = scrubbed(json_string_value(json_object_get(v, GEAK_VERDICT_TRACEBACK)));
 	}
-	json_array_foreach(json_object_get(v, "flags"), i, x)
+	json_array_foreach(json_object_get(v, GEAK_VERDICT_FLAGS), i, x)
 		if (json_is_string(x) && geak_eval_flag_named(ev, json_string_value(x)) < 0)
 			geak_warn("the judge's flag '%s' is not one of the record's", json_string_value(x));
-	json_array_foreach(json_object_get(v, "notes"), i, x)
+	json_array_foreach(json_object_get(v, GEAK_VERDICT_NOTES), i, x)
 		if (json_is_string(x) && geak_eval_note_named(ev, json_string_value(x)) < 0)
 			geak_warn("the judge's note '%s' is not one of the record's", json_string_value(x));
-	if (json_is_array(json_object_get(v, "runs"))) {
+	if (json_is_array(json_object_get(v, GEAK_VERDICT_RUNS))) {
 		json_decref(ev->runs);
-		ev->runs = json_incref(json_object_get(v, "runs"));
+		ev->runs = json_incref(json_object_get(v, GEAK_VERDICT_RUNS));
 	}
 }
 
@@ -335,7 +336,7 @@ geak_eval_sandbox_notes(struct geak_eval *ev)
 {
 	if (!json_is_object(ev->sandbox_more))
 		return;
-	if (!json_is_true(json_object_get(ev->sandbox_more, "pidns")))
+	if (!json_is_true(json_object_get(ev->sandbox_more, GEAK_LAYER_PIDNS)))
 		geak_eval_note(ev, GEAK_NOTE_NO_PIDNS);
 	if (!json_is_true(json_object_get(ev->sandbox_more, "view")))
 		geak_eval_note(ev, GEAK_NOTE_NO_PRIVATE_ROOT);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "eval/evalworker.h"
+#include "eval/harness.h"
 #include "eval/sandbox.h"
 #include "util.h"
 
@@ -21,7 +22,7 @@ static const char *const env_allow[] = {
 	"CUDA_PATH", "ROCM_PATH", "HIP_PATH", "HSA_*", "NCCL_NVLS_ENABLE",
 	"TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS", "TZ",
 	"CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY", "OMP_NUM_THREADS",
-	"GEAK_PYPROFILE", NULL,
+	GEAK_ENV_PYPROFILE, NULL,
 };
 
 static void
@@ -307,47 +308,44 @@ free_strv(char **v)
 	free(v);
 }
 
-/* What the jobs are told of their sandbox (geakh/sandbox.py). */
-static char *
+/* What the jobs are told of their sandbox (geakh/sandbox.py), in the
+ * worker's first request. */
+static json_t *
 sandbox_conf(const struct geak_worker *w, const struct geak_worker_opts *o, char **rw)
 {
 	const struct geak_cgroup_info *cg = geak_cgroup();
 	json_t *c = json_object(), *hide = json_array();
-	char *s, *view_cg;
+	char *view_cg;
 	long base = uid_base();
 
 	if (w->id >= 0 && geteuid() == 0) {
-		json_object_set_new(c, "uid", json_integer(base + w->id));
-		json_object_set_new(c, "gid", json_integer(base));
+		json_object_set_new(c, GEAK_BOX_UID, json_integer(base + w->id));
+		json_object_set_new(c, GEAK_BOX_GID, json_integer(base));
 	}
 	if (w->cg_job) {
 		view_cg = geak_xasprintf("/sys/fs/cgroup/%s", strrchr(w->cg_job, '/') + 1);
-		json_object_set_new(c, "cgroup", json_string(view_cg));
-		json_object_set_new(c, "cgroup_host", json_string(w->cg_job));
-		json_object_set_new(c, "memory_cgroup", json_boolean(cg->memory && o->job_memory > 0));
-		json_object_set_new(c, "pids_cgroup", json_boolean(cg->pids && o->job_procs > 0));
+		json_object_set_new(c, GEAK_BOX_CGROUP, json_string(view_cg));
+		json_object_set_new(c, GEAK_BOX_CGROUP_HOST, json_string(w->cg_job));
+		json_object_set_new(c, GEAK_BOX_MEMORY_CGROUP, json_boolean(cg->memory && o->job_memory > 0));
+		json_object_set_new(c, GEAK_BOX_PIDS_CGROUP, json_boolean(cg->pids && o->job_procs > 0));
 		free(view_cg);
 	}
 	if (o->job_memory > 0)
-		json_object_set_new(c, "memory", json_integer(o->job_memory));
+		json_object_set_new(c, GEAK_BOX_MEMORY, json_integer(o->job_memory));
 	if (o->job_procs > 0)
-		json_object_set_new(c, "procs", json_integer(o->job_procs));
+		json_object_set_new(c, GEAK_BOX_PROCS, json_integer(o->job_procs));
 	for (char **d = rw; *d; d++)
 		json_array_append_new(hide, json_string(*d));
-	json_object_set_new(c, "hide", hide);
+	json_object_set_new(c, GEAK_BOX_HIDE, hide);
 	/* What the worker reads: a job that covers a parent of one (its own
 	 * /tmp) shows it again. */
 	if (ro_state > 0) {
 		json_t *ro = json_array();
 		for (size_t i = 0; i < nro; i++)
 			json_array_append_new(ro, json_string(ro_paths[i]));
-		json_object_set_new(c, "ro", ro);
+		json_object_set_new(c, GEAK_BOX_RO, ro);
 	}
-	s = json_dumps(c, JSON_COMPACT);
-	json_decref(c);
-	if (!s)
-		geak_die(GEAK_EXIT_FATAL, "json: out of memory");
-	return s;
+	return c;
 }
 
 /* The private root: the system's directories, what the probe found,
@@ -424,7 +422,7 @@ geak_worker_sandbox(const struct geak_worker *w)
 /* ---- start, talk, stop ---- */
 
 static char **
-worker_env(const struct geak_worker_opts *o, const char *conf)
+worker_env(const struct geak_worker_opts *o)
 {
 	char *set[20];
 	int n = 0;
@@ -435,7 +433,7 @@ worker_env(const struct geak_worker_opts *o, const char *conf)
 	set[n++] = geak_xasprintf("TRITON_HOME=%s", o->home);
 	set[n++] = geak_xasprintf("TMPDIR=%s", o->home);
 	if (o->triton_cache)
-		set[n++] = geak_xasprintf("GEAK_TRITON_CACHE=%s", o->triton_cache);
+		set[n++] = geak_xasprintf("%s=%s", GEAK_ENV_TRITON_CACHE, o->triton_cache);
 	/* The CUDA driver opens the MPS control pipe (by default under /tmp)
 	 * for writing; outside the Landlock write area that fails and the
 	 * driver does not start.  Without an MPS daemon of the user's, point
@@ -447,8 +445,6 @@ worker_env(const struct geak_worker_opts *o, const char *conf)
 	 * more time switching than computing. */
 	if (o->cpu_threads > 0 && !getenv("OMP_NUM_THREADS"))
 		set[n++] = geak_xasprintf("OMP_NUM_THREADS=%d", o->cpu_threads);
-	if (conf)
-		set[n++] = geak_xasprintf("GEAK_SANDBOX=%s", conf);
 	set[n++] = geak_xstrdup("PYTHONDONTWRITEBYTECODE=1");
 	set[n++] = geak_xstrdup("PYTHONUNBUFFERED=1");
 	/* One mask per vendor: HIP applies CUDA_VISIBLE_DEVICES and
@@ -463,7 +459,7 @@ worker_env(const struct geak_worker_opts *o, const char *conf)
 		set[n++] = geak_xasprintf("CUDA_VISIBLE_DEVICES=%s", o->gpu);
 		set[n++] = geak_xasprintf("HIP_VISIBLE_DEVICES=%s", o->gpu);
 	} else {
-		set[n++] = geak_xstrdup("GEAK_EVAL_CPU=1");
+		set[n++] = geak_xstrdup(GEAK_ENV_EVAL_CPU "=1");
 		set[n++] = geak_xstrdup("TRITON_INTERPRET=1");
 		set[n++] = geak_xstrdup("CUDA_VISIBLE_DEVICES=");
 	}
@@ -479,7 +475,8 @@ geak_worker_spawn(struct geak_worker *w, const struct geak_worker_opts *o,
 	char *err, size_t errlen)
 {
 	int sv[2], started;
-	char **env, **rw, *conf;
+	char **env, **rw;
+	json_t *conf, *start;
 	char *argv[] = { (char *)o->python, "-u", "-B", (char *)o->script, NULL };
 	struct geak_spawn sp = {0};
 	struct geak_sandbox sb = {0};
@@ -495,12 +492,12 @@ geak_worker_spawn(struct geak_worker *w, const struct geak_worker_opts *o,
 	sandbox_up(w, o);
 	rw = written_dirs(o);
 	if ((o->sandbox & GEAK_SB_VIEW) && o->run_dir) {
-		env = worker_env(o, NULL);
+		env = worker_env(o);
 		probe_ro_paths(o, env);
 		geak_env_free(env);
 	}
 	conf = sandbox_conf(w, o, rw);
-	env = worker_env(o, conf);
+	env = worker_env(o);
 	sp.argv = argv;
 	sp.envp = env;
 	sp.cwd = o->home;
@@ -518,16 +515,23 @@ geak_worker_spawn(struct geak_worker *w, const struct geak_worker_opts *o,
 	geak_view_free(&view);
 	geak_env_free(env);
 	free_strv(rw);
-	free(conf);
 	close(sv[1]);
 	if (!started) {
+		json_decref(conf);
 		close(sv[0]);
 		sandbox_down(w);
 		return -1;
 	}
 	w->fd = sv[0];
 	w->sandbox = w->proc.sandbox;
-	return 0;
+	/* The worker reads its sandbox settings before it probes the device
+	 * as a job sees it; its greeting answers them. */
+	start = json_pack("{s:s, s:o}", GEAK_REQ_OP, GEAK_OP_START, GEAK_REQ_SANDBOX, conf);
+	if (!start)
+		geak_die(GEAK_EXIT_FATAL, "json: out of memory");
+	started = geak_worker_send(w, start, err, errlen) == 0;
+	json_decref(start);
+	return started ? 0 : -1;
 }
 
 int
@@ -627,9 +631,9 @@ geak_worker_read(struct geak_worker *w, double timeout_s, char *err, size_t errl
 		snprintf(err, errlen, "the harness worker answered something other than JSON");
 		return NULL;
 	}
-	if (json_is_object(json_object_get(resp, "sandbox"))) {
+	if (json_is_object(json_object_get(resp, GEAK_RESP_JOB_SANDBOX))) {
 		json_decref(w->job_sandbox);
-		w->job_sandbox = json_incref(json_object_get(resp, "sandbox"));
+		w->job_sandbox = json_incref(json_object_get(resp, GEAK_RESP_JOB_SANDBOX));
 	}
 	return resp;
 }
@@ -647,7 +651,8 @@ void
 geak_worker_stop(struct geak_worker *w)
 {
 	if (w->fd >= 0) {
-		send_all(w->fd, "{\"op\":\"quit\"}\n", 14);
+		static const char quit[] = "{\"" GEAK_REQ_OP "\":\"" GEAK_OP_QUIT "\"}\n";
+		send_all(w->fd, quit, sizeof quit - 1);
 		close(w->fd);
 		w->fd = -1;
 	}

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "eval/harness.h"
 #include "eval/pyenv.h"
 #include "eval/sandbox.h"
 #include "runner.h"
@@ -166,16 +167,16 @@ geak_pyenv_missing(json_t *probe)
 int
 geak_pyenv_cpu_build(json_t *build)
 {
-	return json_is_object(build) && !json_is_string(json_object_get(build, "cuda")) &&
-	    !json_is_string(json_object_get(build, "hip"));
+	return json_is_object(build) && !json_is_string(json_object_get(build, GEAK_BUILD_CUDA)) &&
+	    !json_is_string(json_object_get(build, GEAK_BUILD_HIP));
 }
 
 const char *
 geak_pyenv_build_vendor(json_t *build)
 {
-	if (json_is_string(json_object_get(build, "hip")))
+	if (json_is_string(json_object_get(build, GEAK_BUILD_HIP)))
 		return "amd";
-	if (json_is_string(json_object_get(build, "cuda")))
+	if (json_is_string(json_object_get(build, GEAK_BUILD_CUDA)))
 		return "nvidia";
 	return NULL;
 }

@@ -1,13 +1,17 @@
 """geak-eval's warm worker: imports torch and Triton once, then serves
 jobs read as JSON lines from descriptor 3, forking one child per job.
 
+Its first request is {"op": "start", "sandbox": {...}}, the jobs' sandbox
+settings; the greeting answers it.  Then
 Request:  {"op": "run"|"calibrate"|"regenerate"|"judge"|"static", "dir": DIR, "nonce": HEX,
            "timeout": S, "compile_timeout": S, "handshake": BOOL, ...}
-Response: {"status": "exit"|"signal"|"timeout"|"aborted", "code": N, "signal": N,
-           "wall": S, "landlock": BOOL, "phase": "compile"|"run",
+Response: {"status": "exit"|"signal"|"timeout"|"aborted"|"bad_request", "code": N,
+           "signal": N, "wall": S, "landlock": BOOL, "phase": "compile"|"run",
            "sandbox": {"pidns", "mountns", "uid", "cgroup", "memory", "procs"},
-           "limit": "memory" (when the job's memory cgroup killed it)}
-(geak-harness(7) specifies the requests and the files of each job.)
+           "limit": "memory" (when the job's memory cgroup killed it),
+           "error": why a request was refused}
+(geak-harness(7) specifies the requests and the files of each job, and
+share/harness/protocol.tsv names every key: geakh/proto.py.)
 
 The worker itself never runs code under test and never touches a GPU:
 the children do, so that a crash or a CUDA context stays with one job.
@@ -33,7 +37,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
 
-CPU = os.environ.get("GEAK_EVAL_CPU") == "1"
+from geakh import proto  # noqa: E402
+
+CPU = os.environ.get(proto.ENV_EVAL_CPU) == "1"
 if CPU:
     os.environ["TRITON_INTERPRET"] = "1"
 
@@ -85,12 +91,12 @@ SKIP_LADDER = (frozenset(), frozenset("L"), frozenset("LU"), frozenset("LUMP"))
 
 
 def _device_seen():
-    info = {"name": None, "kind": "none"}
+    info = {proto.DEVICE_NAME: None, "kind": "none"}
     if not torch.cuda.is_available():
         torch.cuda.init()  # raises with the runtime's reason
     if torch.cuda.is_available() and torch.cuda.device_count() > 0:
         p = torch.cuda.get_device_properties(0)
-        info = {"name": p.name, "kind": "hip" if torch.version.hip else "cuda",
+        info = {proto.DEVICE_NAME: p.name, "kind": "hip" if torch.version.hip else "cuda",
                 "memory": p.total_memory, "sms": p.multi_processor_count,
                 "l2": getattr(p, "L2_cache_size", 0),
                 "count": torch.cuda.device_count()}
@@ -112,7 +118,7 @@ def _probe_device(d, skip, pidns):
                 try:
                     out = _device_seen()
                 except Exception as exc:  # noqa: BLE001
-                    out = {"name": None, "kind": "none", "error": str(exc)[:500]}
+                    out = {proto.DEVICE_NAME: None, "kind": "none", proto.DEVICE_ERROR: str(exc)[:500]}
                 os.write(w, json.dumps(out).encode())
             finally:
                 os._exit(0)
@@ -120,11 +126,11 @@ def _probe_device(d, skip, pidns):
         with os.fdopen(r, "rb") as fp:
             data = fp.read()
         os.waitpid(pid, 0)
-        info = json.loads(data) if data else {"name": None, "kind": "none",
-                                              "error": "the probe's run ended without a word"}
+        info = json.loads(data) if data else {proto.DEVICE_NAME: None, "kind": "none",
+                                              proto.DEVICE_ERROR: "the probe's run ended without a word"}
         info["layers"] = "".join(sorted(layers | ({"L"} if "L" not in skip else set())))
     except Exception as exc:  # noqa: BLE001
-        info = {"name": None, "kind": "none", "error": str(exc)[:500]}
+        info = {proto.DEVICE_NAME: None, "kind": "none", proto.DEVICE_ERROR: str(exc)[:500]}
     return info
 
 
@@ -173,7 +179,7 @@ def _probe(skip):
     try:
         return json.loads(data)
     except ValueError:
-        return {"name": None, "kind": "none"}
+        return {proto.DEVICE_NAME: None, "kind": "none"}
 
 
 def probe_device():
@@ -181,26 +187,26 @@ def probe_device():
     fewer where the GPU runtime cannot start under them."""
     global JOB_SKIP
     if CPU:
-        return {"name": "cpu (Triton interpreter)", "kind": "cpu"}
+        return {proto.DEVICE_NAME: "cpu (Triton interpreter)", "kind": "cpu"}
     first = _probe(SKIP_LADDER[0])
     # Without a device under no layer either, no layer is to blame: the
     # jobs keep them all.
-    if first.get("name") or not _probe(SKIP_LADDER[-1]).get("name"):
+    if first.get(proto.DEVICE_NAME) or not _probe(SKIP_LADDER[-1]).get(proto.DEVICE_NAME):
         return first
-    tried = [{"skip": "", "error": first.get("error")}]
+    tried = [{"skip": "", proto.DEVICE_ERROR: first.get(proto.DEVICE_ERROR)}]
     for skip in SKIP_LADDER[1:]:
         info = _probe(skip)
-        if not info.get("name"):
-            tried.append({"skip": "".join(sorted(skip)), "error": info.get("error")})
+        if not info.get(proto.DEVICE_NAME):
+            tried.append({"skip": "".join(sorted(skip)), proto.DEVICE_ERROR: info.get(proto.DEVICE_ERROR)})
             continue
         # A rung drops every layer up to the one in the way: the layers
         # depend on each other (a uid of its own needs the private root),
         # so fewer is not tried.
         JOB_SKIP = skip
-        info["sandbox_error"] = first.get("error")
+        info["sandbox_error"] = first.get(proto.DEVICE_ERROR)
         info["probes"] = tried
         if "L" in skip:
-            info["landlock_error"] = first.get("error")
+            info["landlock_error"] = first.get(proto.DEVICE_ERROR)
         return info
     return first
 
@@ -208,10 +214,10 @@ def probe_device():
 def _reference_cache(d):
     """The compile cache of the reference of this job's task, where its
     calibration compiled its kernels (this job may only read it)."""
-    root = os.environ.get("GEAK_TRITON_CACHE")
+    root = os.environ.get(proto.ENV_TRITON_CACHE)
     try:
-        with open(os.path.join(d, "job.json")) as fp:
-            ref = json.load(fp).get("reference")
+        with open(os.path.join(d, proto.FILE_JOB)) as fp:
+            ref = json.load(fp).get(proto.JOB_REFERENCE)
     except (OSError, ValueError):
         return None
     if not root or not isinstance(ref, str):
@@ -224,10 +230,10 @@ def _code_cache(d):
     text under GEAK_TRITON_CACHE, so that repeated runs of one code (the
     reference for many candidates, a candidate and its timing run) compile
     once, while a job can write no other code's cache."""
-    root = os.environ.get("GEAK_TRITON_CACHE")
+    root = os.environ.get(proto.ENV_TRITON_CACHE)
     try:
-        with open(os.path.join(d, "job.json")) as fp:
-            code = json.load(fp).get("code")
+        with open(os.path.join(d, proto.FILE_JOB)) as fp:
+            code = json.load(fp).get(proto.JOB_CODE)
     except (OSError, ValueError):
         return None
     if not root or not isinstance(code, str):
@@ -346,8 +352,8 @@ def _keep_tails(job, d, out_r, err_r):
     """Drain the job's stdout and stderr into their tails until it has ended
     and they are closed (or 0.5 s after, if something it left holds them);
     its wait status."""
-    tails = {out_r: _Tail(os.path.join(d, "stdout.txt")),
-             err_r: _Tail(os.path.join(d, "stderr.txt"))}
+    tails = {out_r: _Tail(os.path.join(d, proto.FILE_STDOUT)),
+             err_r: _Tail(os.path.join(d, proto.FILE_STDERR))}
     try:
         pidfd = os.pidfd_open(job)
     except (AttributeError, OSError):
@@ -417,7 +423,7 @@ def relay(req, status_w, go_r, exit_w, pidns):
         os.close(err_w)
         if go_r is not None:
             os.close(go_r)
-        st = _keep_tails(job, req["dir"], out_r, err_r)
+        st = _keep_tails(job, req[proto.REQ_DIR], out_r, err_r)
         if not pidns:
             _kill_children()  # what it left behind, come to this subreaper
         os.write(exit_w, b"%d\n" % st)
@@ -439,20 +445,20 @@ def child(req, status_w, go_r, out_w, err_w, pidns):
             os.close(src)
         sys.stdout = open(1, "w", buffering=1, closefd=False)
         sys.stderr = open(2, "w", buffering=1, closefd=False)
-        d = req["dir"]
+        d = req[proto.REQ_DIR]
         code_cache = _code_cache(d)
         mps = os.environ.get("CUDA_MPS_PIPE_DIRECTORY")  # an MPS daemon's, if one runs
-        rw = ([code_cache] if code_cache else []) + list(req.get("write_dirs", []))
+        rw = [code_cache] if code_cache else []
         rw += [mps] if mps and os.path.isdir(mps) else []
         ref_cache = _reference_cache(d)
-        ro = [p for p in (req.get("profile"), req.get("cand")) if isinstance(p, str)]
+        ro = [p for p in (req.get(proto.REQ_PROFILE), req.get(proto.REQ_CAND)) if isinstance(p, str)]
         ro += [ref_cache] if ref_cache and ref_cache != code_cache and os.path.isdir(ref_cache) else []
-        if isinstance(req.get("memory"), int):  # the task's own limit
-            sandbox.CONF["memory"] = req["memory"]
+        if isinstance(req.get(proto.REQ_MEMORY), int):  # the task's own limit
+            sandbox.CONF[proto.BOX_MEMORY] = req[proto.REQ_MEMORY]
         layers = sandbox.enter(d, rw, ro, JOB_SKIP, pidns)
         os.chdir(d)
         from geakh import errors
-        errors.OOM_MARK = os.path.join(d, "oom")
+        errors.OOM_MARK = os.path.join(d, proto.FILE_OOM)
         tmp = os.path.join(d, "tmp")
         os.makedirs(tmp, exist_ok=True)
         os.environ["TMPDIR"] = tmp
@@ -460,7 +466,7 @@ def child(req, status_w, go_r, out_w, err_w, pidns):
         os.environ["XDG_CACHE_HOME"] = os.path.join(d, ".cache")
         os.environ["TRITON_CACHE_DIR"] = code_cache or os.path.join(d, "triton")
         if ref_cache and ref_cache != code_cache:
-            os.environ["GEAK_REF_TRITON_CACHE"] = ref_cache
+            os.environ[proto.ENV_REF_TRITON_CACHE] = ref_cache
         os.environ["TRITON_HOME"] = d
         os.environ["CUDA_CACHE_PATH"] = os.path.join(d, "nv")
         os.environ["PYTHONHASHSEED"] = "0"
@@ -484,23 +490,23 @@ def child(req, status_w, go_r, out_w, err_w, pidns):
             if go_r is not None:
                 os.write(status_w, b"t")
         hooks = {"progress": progress, "ready": ready, "timed": timed}
-        op = req["op"]
-        if op in ("run", "calibrate", "regenerate") and CPU:
+        op = req[proto.REQ_OP]
+        if op in (proto.OP_RUN, proto.OP_CALIBRATE, proto.OP_REGENERATE) and CPU:
             from geakh import cpu
             cpu.install()
         pyprof.start()
-        if op == "run":
-            run.main(d, req["nonce"], req, hooks)
-        elif op == "calibrate":
-            calibrate.main(d, req["nonce"], req, hooks)
-        elif op == "regenerate":
-            regen.main(d, req["nonce"], req, hooks)
-        elif op == "judge":
+        if op == proto.OP_RUN:
+            run.main(d, req[proto.REQ_NONCE], req, hooks)
+        elif op == proto.OP_CALIBRATE:
+            calibrate.main(d, req[proto.REQ_NONCE], req, hooks)
+        elif op == proto.OP_REGENERATE:
+            regen.main(d, req[proto.REQ_NONCE], req, hooks)
+        elif op == proto.OP_JUDGE:
             progress()
             judge.main(req, d)
-        elif op == "static":
+        elif op == proto.OP_STATIC:
             progress()
-            static.main(d, req["nonce"])
+            static.main(d, req[proto.REQ_NONCE])
         else:
             raise ValueError(f"unknown op {op!r}")
         code = 0
@@ -592,11 +598,11 @@ def serve_one(req, sock, rfile, wfile):
     {"go": true}; the
     wait does not count against its time."""
     status_r, status_w = os.pipe()
-    go_r, go_w = os.pipe() if req.get("handshake") else (None, None)
+    go_r, go_w = os.pipe() if req.get(proto.REQ_HANDSHAKE) else (None, None)
     t0 = time.monotonic()
     ooms = sandbox.oom_kills()
     exit_r, exit_w = os.pipe()
-    code_cache = _code_cache(req["dir"])
+    code_cache = _code_cache(req[proto.REQ_DIR])
     _CACHE_LOCK[0] = _hold_cache(code_cache)
     try:
         return _serve_locked(req, sock, rfile, wfile, t0, ooms, status_r, status_w, go_r, go_w,
@@ -634,10 +640,10 @@ def _serve_locked(req, sock, rfile, wfile, t0, ooms, status_r, status_w, go_r, g
     ready_sent = aborted = False
     # Two budgets: the first call (which pays for cold compiles) gets
     # compile_timeout, the rest of the job timeout after that.
-    compile_s = float(req.get("compile_timeout") or 300)
-    run_s = float(req.get("timeout") or 120)
+    compile_s = float(req[proto.REQ_COMPILE])
+    run_s = float(req[proto.REQ_TIMEOUT])
     deadline = t0 + compile_s + run_s
-    phase, timed_out = "compile", False
+    phase, timed_out = proto.INPHASE_COMPILE, False
     layers, told = set(), False  # the job's layers, and whether it has said them all
     open_pipe = True
     try:  # readable when the relay has ended: no polling interval to wait out
@@ -654,7 +660,7 @@ def _serve_locked(req, sock, rfile, wfile, t0, ooms, status_r, status_w, go_r, g
                 line = rfile.readline()
                 go = False
                 try:
-                    go = json.loads(line).get("go") is True
+                    go = json.loads(line).get(proto.MSG_GO) is True
                 except (ValueError, AttributeError):
                     pass
                 if not go:  # geak-eval went away or said no
@@ -695,14 +701,15 @@ def _serve_locked(req, sock, rfile, wfile, t0, ooms, status_r, status_w, go_r, g
                         waiting_since = time.monotonic()
                         # The layers in force already: geak-eval reports
                         # them for the candidate's run from this message.
-                        wfile.write(json.dumps({"ready": True, "landlock": "L" in layers,
-                                                "sandbox": _layers_json(layers)}).encode() + b"\n")
+                        wfile.write(json.dumps({proto.MSG_READY: True, proto.RESP_LANDLOCK: "L" in layers,
+                                                proto.RESP_JOB_SANDBOX: _layers_json(layers)}).encode()
+                                    + b"\n")
                         wfile.flush()
                     elif b == ord("t") and ready_sent and waiting_since is None:
-                        wfile.write(json.dumps({"timed": True}).encode() + b"\n")
+                        wfile.write(json.dumps({proto.MSG_TIMED: True}).encode() + b"\n")
                         wfile.flush()
-                    elif b == ord("c") and phase == "compile":
-                        phase = "run"
+                    elif b == ord("c") and phase == proto.INPHASE_COMPILE:
+                        phase = proto.INPHASE_RUN
                         deadline = time.monotonic() + run_s
                         _PAUSE["paused"] = 0.0
         else:
@@ -726,21 +733,22 @@ def _serve_locked(req, sock, rfile, wfile, t0, ooms, status_r, status_w, go_r, g
     sandbox.kill_cgroup()
     _kill_children()
     wall = round(time.monotonic() - t0, 3)
-    out = {"phase": phase, "wall": wall, "landlock": "L" in layers,
-           "sandbox": _layers_json(layers if told else set())}
+    out = {proto.RESP_PHASE: phase, proto.RESP_WALL: wall, proto.RESP_LANDLOCK: "L" in layers,
+           proto.RESP_JOB_SANDBOX: _layers_json(layers if told else set())}
     if ooms >= 0 and sandbox.oom_kills() > ooms:
-        out["limit"] = "memory"
+        out[proto.RESP_LIMIT] = proto.LIMIT_MEMORY
         # The request's limit, where it gives one, is what held the job.
-        limit = req["memory"] if isinstance(req.get("memory"), int) else sandbox.CONF.get("memory", 0)
-        _say(req["dir"], f"the job was killed at its memory limit "
+        limit = req[proto.REQ_MEMORY] if isinstance(req.get(proto.REQ_MEMORY), int) \
+            else sandbox.CONF.get(proto.BOX_MEMORY, 0)
+        _say(req[proto.REQ_DIR], f"the job was killed at its memory limit "
              f"({limit >> 20} MiB, geak-eval --memory-limit)")
     if aborted:
-        return dict(out, status="aborted")
+        return dict(out, **{proto.RESP_STATUS: proto.ENDED_ABORTED})
     if timed_out:
-        return dict(out, status="timeout")
+        return dict(out, **{proto.RESP_STATUS: proto.ENDED_TIMEOUT})
     if os.WIFSIGNALED(st):
-        return dict(out, status="signal", signal=os.WTERMSIG(st))
-    return dict(out, status="exit", code=os.WEXITSTATUS(st))
+        return dict(out, **{proto.RESP_STATUS: proto.ENDED_SIGNAL, proto.RESP_SIGNAL: os.WTERMSIG(st)})
+    return dict(out, **{proto.RESP_STATUS: proto.ENDED_EXIT, proto.RESP_CODE: os.WEXITSTATUS(st)})
 
 
 def _relayed(exit_r, st):
@@ -757,18 +765,19 @@ def _relayed(exit_r, st):
 
 def _layers_json(layers):
     conf = sandbox.CONF
-    return {"pidns": "P" in layers, "mountns": "M" in layers,
-            "uid": conf.get("uid") if "U" in layers else None, "cgroup": "G" in layers,
-            "memory": "cgroup" if "G" in layers and conf.get("memory_cgroup")
+    return {proto.LAYER_PIDNS: "P" in layers, proto.LAYER_MOUNTNS: "M" in layers,
+            proto.LAYER_UID: conf.get(proto.BOX_UID) if "U" in layers else None,
+            proto.LAYER_CGROUP: "G" in layers,
+            proto.LAYER_MEMORY: "cgroup" if "G" in layers and conf.get(proto.BOX_MEMORY_CGROUP)
             else "rlimit" if "A" in layers else None,
-            "procs": "cgroup" if "G" in layers and conf.get("pids_cgroup")
+            proto.LAYER_PROCS: "cgroup" if "G" in layers and conf.get(proto.BOX_PIDS_CGROUP)
             else "rlimit" if "N" in layers else None}
 
 
 def _say(d, line):
     """A line of the worker's own at the end of the job's stderr."""
     try:
-        with open(os.path.join(d, "stderr.txt"), "a") as fp:
+        with open(os.path.join(d, proto.FILE_STDERR), "a") as fp:
             fp.write(f"\ngeak-eval: {line}\n")
     except OSError:
         pass
@@ -821,16 +830,19 @@ def main():
     sock = socket.socket(fileno=3)
     rfile = sock.makefile("rb")
     wfile = sock.makefile("wb")
+    start = _start_request(rfile)
+    sandbox.CONF.update(start[proto.REQ_SANDBOX])
     hello = {
-        "harness": geakh.harness_version(),
-        "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
-                     "triton": triton.__version__, "numpy": numpy.__version__},
-        "device": probe_device(),
+        proto.HELLO_HARNESS: geakh.harness_version(),
+        proto.HELLO_VERSIONS: {"python": sys.version.split()[0], proto.VERSIONS_TORCH: torch.__version__,
+                               "triton": triton.__version__, "numpy": numpy.__version__},
+        proto.HELLO_DEVICE: probe_device(),
         # What torch was built for: a CPU build can never use a GPU, which
         # geak-eval says in those words rather than as a failing reference.
-        "build": {"cuda": torch.version.cuda, "hip": getattr(torch.version, "hip", None)},
-        "cpu": CPU,
-        "fingerprint": fingerprint(),
+        proto.HELLO_BUILD: {proto.BUILD_CUDA: torch.version.cuda,
+                            proto.BUILD_HIP: getattr(torch.version, "hip", None)},
+        proto.HELLO_CPU: CPU,
+        proto.HELLO_FINGERPRINT: fingerprint(),
     }
     wfile.write((json.dumps(hello) + "\n").encode())
     wfile.flush()
@@ -840,14 +852,53 @@ def main():
             continue
         try:
             req = json.loads(line)
-        except ValueError:
-            resp = {"status": "bad_request"}
-        else:
-            if req.get("op") == "quit":
+            if isinstance(req, dict) and req.get(proto.REQ_OP) == proto.OP_QUIT:
                 break
+            _check_request(req)
+        except (ValueError, proto.ProtocolError) as exc:
+            resp = {proto.RESP_STATUS: proto.ENDED_BAD_REQUEST, proto.RESP_ERROR: str(exc)[:500]}
+        else:
             resp = serve_one(req, sock, rfile, wfile)
         wfile.write((json.dumps(resp) + "\n").encode())
         wfile.flush()
+
+
+def _start_request(rfile):
+    """The first request, which names the jobs' sandbox settings; the
+    worker cannot go on without it."""
+    try:
+        req = json.loads(rfile.readline())
+        if not isinstance(req, dict) or req.get(proto.REQ_OP) != proto.OP_START:
+            raise proto.ProtocolError(f"the first request is not {proto.OP_START!r}")
+        if not isinstance(proto.need(req, proto.REQ_SANDBOX, "the start request"), dict):
+            raise proto.ProtocolError(f"the start request's {proto.REQ_SANDBOX!r} is not an object")
+    except (ValueError, proto.ProtocolError) as exc:
+        sys.exit(f"geak_worker: {exc}")
+    return req
+
+
+# What each operation's request must hold beside what every one does:
+# geak-eval decides every limit, and the worker takes none of its own.
+_EVERY = (proto.REQ_DIR, proto.REQ_NONCE, proto.REQ_TIMEOUT, proto.REQ_COMPILE)
+_NEEDS = {proto.OP_STATIC: (), proto.OP_RUN: (proto.REQ_PLAN,),
+          proto.OP_CALIBRATE: (proto.REQ_RUN_BUDGET, proto.REQ_PERF),
+          proto.OP_REGENERATE: (proto.REQ_RUN_BUDGET, proto.REQ_PERF, proto.REQ_PROFILE),
+          proto.OP_JUDGE: (proto.REQ_PROFILE, proto.REQ_CAND, proto.REQ_CAND_NONCE, proto.REQ_PART)}
+
+
+def _check_request(req):
+    """A ProtocolError naming what req lacks."""
+    if not isinstance(req, dict):
+        raise proto.ProtocolError("a request is not a JSON object")
+    op = proto.need(req, proto.REQ_OP, "the request")
+    if op not in _NEEDS:
+        raise proto.ProtocolError(f"unknown op {op!r}")
+    for key in _EVERY + _NEEDS[op]:
+        proto.need(req, key, f"the {op} request")
+    for key in (proto.REQ_TIMEOUT, proto.REQ_COMPILE) + \
+            ((proto.REQ_RUN_BUDGET,) if op in (proto.OP_CALIBRATE, proto.OP_REGENERATE) else ()):
+        if isinstance(req[key], bool) or not isinstance(req[key], (int, float)) or req[key] <= 0:
+            raise proto.ProtocolError(f"the {op} request's {key!r} is not a positive number")
 
 
 if __name__ == "__main__":

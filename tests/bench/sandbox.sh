@@ -59,6 +59,8 @@ worker = subprocess.Popen([sys.executable, "-u", "-B", script], close_fds=False,
                           preexec_fn=lambda: os.dup2(theirs.fileno(), 3))
 theirs.close()
 rfile, wfile = ours.makefile("rb"), ours.makefile("wb")
+wfile.write(b'{"op": "start", "sandbox": {}}\n')
+wfile.flush()
 rfile.readline()
 walls = []
 for i in range(n):
@@ -67,7 +69,8 @@ for i in range(n):
     with open(os.path.join(d, "job.json"), "w") as fp:
         json.dump({"code": "def f(x):\n    return x\n"}, fp)
     t = time.monotonic()
-    wfile.write((json.dumps({"op": "static", "dir": d, "nonce": "n"}) + "\n").encode())
+    wfile.write((json.dumps({"op": "static", "dir": d, "nonce": "n", "timeout": 60,
+                             "compile_timeout": 60}) + "\n").encode())
     wfile.flush()
     resp = json.loads(rfile.readline())
     walls.append(time.monotonic() - t)

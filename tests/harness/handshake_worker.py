@@ -41,7 +41,7 @@ def main(d, wait_s, answer):
         json.dump(spec, fp)
     worker, rfile, wfile = start_worker()
     # 10 s after the set-up: less than the wait for go in the test.
-    plan = {"runs": [42], "perf": {"checks": 1}, "timing": {"reps": 3}}
+    plan = {"runs": [42], "perf": {"checks": 1}, "timing": {"reps": 3, "warmup": 2, "reference": True}}
     wfile.write((json.dumps({"op": "run", "dir": d, "nonce": "n0nce", "plan": plan,
                              "timeout": 10, "compile_timeout": 60, "handshake": True}) + "\n").encode())
     wfile.flush()

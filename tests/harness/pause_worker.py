@@ -45,8 +45,9 @@ def state(pid):
 
 
 def start_worker():
-    """The worker in the CPU mode, on a socket as descriptor 3, its
-    greeting read: (process, reader, writer)."""
+    """The worker in the CPU mode, on a socket as descriptor 3, told its
+    sandbox settings (none) and its greeting read: (process, reader,
+    writer)."""
     ours, theirs = socket.socketpair()
     env = dict(os.environ, GEAK_EVAL_CPU="1")
     worker = subprocess.Popen(
@@ -55,6 +56,8 @@ def start_worker():
         preexec_fn=lambda: os.dup2(theirs.fileno(), 3))
     theirs.close()
     rfile, wfile = ours.makefile("rb"), ours.makefile("wb")
+    wfile.write(b'{"op": "start", "sandbox": {}}\n')
+    wfile.flush()
     json.loads(rfile.readline())  # the greeting
     return worker, rfile, wfile
 

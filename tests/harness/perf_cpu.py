@@ -106,11 +106,11 @@ def main(args):
         json.dump(spec, fp)
     plan = profile["candidate_plan"]
     if timed and plan.get("perf"):
-        plan["timing"] = {"reps": 3, "skip": plan["perf"].get("skip", [])}
+        plan["timing"] = {"reps": 3, "warmup": 2, "reference": True, "skip": plan["perf"].get("skip", [])}
     first = w.send({"op": "run", "dir": cand_dir, "nonce": "c0", "timeout": 300, "compile_timeout": 300,
                     "plan": plan, "handshake": bool(plan.get("timing"))})
     j.send({"op": "judge", "dir": os.path.join(d, "judge"), "nonce": "j0", "profile": prof_dir,
-            "cand": cand_dir, "cand_nonce": "c0", "part": "run"})
+            "cand": cand_dir, "cand_nonce": "c0", "part": "run", "timeout": 300, "compile_timeout": 300})
     out["run"] = load(os.path.join(d, "judge"), "verdict.json")
     out["timed"] = out["timing"] = None
     out["ready"] = first if first.get("ready") else None
@@ -121,7 +121,8 @@ def main(args):
         json.loads(w.rfile.readline())
         if go:
             j.send({"op": "judge", "dir": os.path.join(d, "judge-timed"), "nonce": "j1",
-                    "profile": prof_dir, "cand": cand_dir, "cand_nonce": "c0", "part": "timed"})
+                    "profile": prof_dir, "cand": cand_dir, "cand_nonce": "c0", "part": "timed",
+                    "timeout": 300, "compile_timeout": 300})
             out["timed"] = load(os.path.join(d, "judge-timed"), "verdict.json")
             out["timing"] = load(cand_dir, "timing.json")
     print(json.dumps(out))

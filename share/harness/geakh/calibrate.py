@@ -66,7 +66,7 @@ import traceback
 
 import torch
 
-from . import compare, guard, pyprof, regen, values
+from . import compare, guard, proto, pyprof, regen, values
 from .errors import error_info
 
 # This process compares outputs between the runs it forks.  A torch that
@@ -106,7 +106,7 @@ def _run_process(d, name, spec, plan, budget, step=None):
     from . import run
     sub = os.path.join(d, name)
     os.makedirs(sub, exist_ok=True)
-    with open(os.path.join(sub, "job.json"), "w") as fp:
+    with open(os.path.join(sub, proto.FILE_JOB), "w") as fp:
         json.dump(spec, fp)
     nonce = os.urandom(16).hex()
     pid = os.fork()
@@ -116,7 +116,7 @@ def _run_process(d, name, spec, plan, budget, step=None):
             guard.die_with_parent()
             torch.set_num_threads(THREADS)
             os.chdir(sub)
-            run.main(sub, nonce, {"plan": plan}, {"progress": lambda: None, "ready": lambda: False})
+            run.main(sub, nonce, {proto.REQ_PLAN: plan}, {"progress": lambda: None, "ready": lambda: False})
             code = 0
             pyprof.dump(d, f"calibration run {name}", f"pyprofile-{name}")
         except BaseException as exc:  # noqa: B902
@@ -133,16 +133,16 @@ def _run_process(d, name, spec, plan, budget, step=None):
         return None, {"kind": "timeout", "message": "a calibration run of the reference ran past "
                       f"{budget:.0f} s (see --timeout)"}
     try:
-        with open(os.path.join(sub, "result.json")) as fp:
+        with open(os.path.join(sub, proto.FILE_RESULT)) as fp:
             res = json.load(fp)
-        if res.get("nonce") != nonce:
+        if res.get(proto.NONCE) != nonce:
             raise ValueError("not this run's result")
         t0 = time.monotonic()
-        outs = values.load(os.path.join(sub, "outputs.pt"))
+        outs = values.load(os.path.join(sub, proto.FILE_OUTPUTS_PT))
         step["load"] = round(time.monotonic() - t0, 3)
         # Read once; where the run folder lies in memory (a tmpfs), the
         # file would count against the job's memory as long as it stays.
-        os.remove(os.path.join(sub, "outputs.pt"))
+        os.remove(os.path.join(sub, proto.FILE_OUTPUTS_PT))
     except (OSError, ValueError, values.Refused) as exc:
         try:
             with open(os.path.join(sub, "failed.json")) as fp:
@@ -280,11 +280,12 @@ def wait_for_memory(need, limit=MEM_WAIT_S, poll=0.5, probe=None):
 class Calibration:
     def __init__(self, spec, d, budget, perf):
         self.spec, self.dir, self.budget = spec, d, budget
-        self.seeds = list(spec.get("seeds") or [42])
-        if spec.get("suite") == "rocm":  # the file seeds itself
+        self.seeds = list(spec.get(proto.JOB_SEEDS) or [42])
+        if spec.get(proto.JOB_SUITE) == "rocm":  # the file seeds itself
             self.seeds = self.seeds[:1]
         self.poison, self.one_call = True, False
-        self.has_perf = perf and (bool(spec.get("perf")) or spec.get("suite") in ("rocm", "kernelbench"))
+        self.has_perf = perf and (bool(spec.get(proto.JOB_PERF)) or
+                                  spec.get(proto.JOB_SUITE) in ("rocm", "kernelbench"))
         self.runs = []     # (seed, run record, outputs) of every run that passed
         self.cases = {}    # key -> [outputs] of every check that passed
         self.by_process = {}  # ("seed", seed) or ("case", key) -> {process: [outputs]}
@@ -298,13 +299,14 @@ class Calibration:
     def plan(self, runs, perf_checks=0, guard_poison=False, autotune=None):
         # Probes keep every argument, so that where one run's probe changes
         # an argument and another's does not, the masks show it.
-        p = {"runs": runs, "poison": self.poison, "one_call": self.one_call, "probe_inputs": True}
+        p = {proto.PLAN_RUNS: runs, proto.PLAN_POISON: self.poison, proto.PLAN_ONE_CALL: self.one_call,
+             proto.PLAN_PROBE_INPUTS: True}
         if autotune is not None:
-            p["autotune"] = autotune
+            p[proto.PLAN_AUTOTUNE] = autotune
         if autotune == ["pin", 0]:  # A's choices, searched once
-            p["pins"] = self.first.get("tunings") or []
+            p[proto.PLAN_PINS] = self.first.get("tunings") or []
         if perf_checks and self.has_perf:
-            p["perf"] = {"checks": perf_checks, "guard_poison": guard_poison}
+            p[proto.PLAN_PERF] = {proto.PLAN_CHECKS: perf_checks, proto.PLAN_GUARD_POISON: guard_poison}
         return p
 
     def sweep_plan(self, sweep):
@@ -317,26 +319,26 @@ class Calibration:
             return self.plan(self.seeds, 1)
         ks = list(range(sweep))
         p = self.plan([self.seeds[0]] * len(ks) + self.seeds[1:], len(ks))
-        p["force"] = ks + [1] * (len(self.seeds) - 1)
-        p["keep_going"] = True
-        if "perf" in p:
-            p["perf"]["force"] = ks
+        p[proto.PLAN_FORCE] = ks + [1] * (len(self.seeds) - 1)
+        p[proto.PLAN_KEEP_GOING] = True
+        if proto.PLAN_PERF in p:
+            p[proto.PLAN_PERF][proto.PLAN_FORCE] = ks
         return p
 
     def budget_for(self, plan):
-        calls = len(plan["runs"]) + (plan.get("perf") or {}).get("checks", 0) * 2
+        calls = len(plan[proto.PLAN_RUNS]) + (plan.get(proto.PLAN_PERF) or {}).get(proto.PLAN_CHECKS, 0) * 2
         return self.budget * max(1.0, calls / 4)
 
     def process(self, name, plan, budget=None):
         self.last = name
         step = self.steps.setdefault(name, {})
-        if self.gpu_mib and not self.spec.get("cpu"):
+        if self.gpu_mib and not self.spec.get(proto.JOB_CPU):
             step["mem_wait"] = wait_for_memory(need_mib(self.gpu_mib))
-        step["runs"] = len(plan["runs"])
-        step["checks"] = (plan.get("perf") or {}).get("checks", 0)
+        step[proto.STEP_RUNS] = len(plan[proto.PLAN_RUNS])
+        step["checks"] = (plan.get(proto.PLAN_PERF) or {}).get(proto.PLAN_CHECKS, 0)
         t0 = time.monotonic()
         got = _run_process(self.dir, name, self.spec, plan, budget or self.budget_for(plan), step)
-        self.spent[name] = step["wall"] = round(time.monotonic() - t0, 3)
+        self.spent[name] = step[proto.STEP_WALL] = round(time.monotonic() - t0, 3)
         spent = (got[0] or {}).get("spent") or {}
         for k in ("tests", "perf_checks", "search", "compile", "compiles", "save"):
             if isinstance(spent.get(k), (int, float)):
@@ -357,7 +359,7 @@ class Calibration:
             if err is None:
                 return res, outs
             later = res["runs"][0].get("ok") and len(res["runs"]) > 1
-            if later and not self.one_call and self.spec.get("suite") != "rocm":
+            if later and not self.one_call and self.spec.get(proto.JOB_SUITE) != "rocm":
                 self.one_call = True
                 continue
             if self.poison:
@@ -452,10 +454,10 @@ class Calibration:
         so that a configuration past B's sweep can still show here."""
         plan = self.plan([s for s in seeds for _ in range(n)], n if cases else 0, autotune=["pin", 0])
         counts = self.first.get("tuner_configs") or {}
-        plan["pins"] = [c for c in plan["pins"] if isinstance(c, list) and c
-                        and counts.get(c[0], 1) <= CONFIG_SWEEP]
-        if "perf" in plan:
-            plan["perf"]["skip"] = sorted(k for k in self.case_info if k not in cases)
+        plan[proto.PLAN_PINS] = [c for c in plan[proto.PLAN_PINS] if isinstance(c, list) and c
+                                 and counts.get(c[0], 1) <= CONFIG_SWEEP]
+        if proto.PLAN_PERF in plan:
+            plan[proto.PLAN_PERF][proto.PLAN_SKIP] = sorted(k for k in self.case_info if k not in cases)
         got = self.process(name, plan)
         self.take(*got, name)
 
@@ -511,10 +513,12 @@ class Calibration:
         where it fails."""
         runs = [s for s in self.seeds for _ in range(n if s in seeds else 2)]
         plan = self.plan(runs, 2, autotune=["pin", 0])
-        plan.update(perturb=1 + len(self.runs), order=True, pins=self.first.get("tunings") or [])
-        if "perf" in plan:
-            plan["perf"]["skip"] = sorted(k for k, c in self.case_info.items() if not c.get("ok"))
-            plan["perf"]["more"] = {k: n - 2 for k in cases}
+        plan.update({proto.PLAN_PERTURB: 1 + len(self.runs), proto.PLAN_ORDER: True,
+                     proto.PLAN_PINS: self.first.get("tunings") or []})
+        if proto.PLAN_PERF in plan:
+            plan[proto.PLAN_PERF][proto.PLAN_SKIP] = sorted(k for k, c in self.case_info.items()
+                                                            if not c.get("ok"))
+            plan[proto.PLAN_PERF][proto.PLAN_MORE] = {k: n - 2 for k in cases}
         first = sum(v for k, v in self.spent.items() if k.startswith("A"))
         resampled = sum(v for k, v in self.spent.items() if k.startswith("R"))
         budget = min(self.budget_for(plan), P_SECONDS + P_SLACK * (first + resampled))
@@ -577,17 +581,17 @@ def _profile(cal):
     has_kernels = any(s["launches"] > 0 for s in seeds)
     for key, info in cal.case_info.items():
         outs = cal.cases.get(key) or []
-        entry = {"key": key, "ok": bool(info.get("ok")) and bool(outs), "counts": info.get("counts") or {},
-                 "dtype": info.get("dtype"), "bytes": info.get("bytes"),
-                 "launches": info.get("launches", 0)}
-        if not entry["ok"]:
+        entry = {proto.CASE_KEY: key, proto.CASE_OK: bool(info.get("ok")) and bool(outs),
+                 proto.CASE_COUNTS: info.get("counts") or {}, proto.CASE_DTYPE: info.get("dtype"),
+                 proto.CASE_BYTES: info.get("bytes"), "launches": info.get("launches", 0)}
+        if not entry[proto.CASE_OK]:
             entry["error"] = (info.get("error") or {}).get("message") or "no output"
             cases.append(entry)
             continue
         if has_kernels and not entry["launches"]:
             # A case that runs none of the reference's own kernels times
             # something else (a torch path, a kernel of the perf script).
-            entry["ok"] = False
+            entry[proto.CASE_OK] = False
             entry["error"] = "no kernel of the reference's own code launched in this case"
             cases.append(entry)
             continue
@@ -629,28 +633,30 @@ def _profile(cal):
     s0 = cal.seeds[0]
     others = [s for s in cal.seeds[1:] if not _same(tensors["seeds"][s]["canon"],
                                                    tensors["seeds"][s0]["canon"])]
-    if cal.spec.get("suite") == "rocm" and others:
+    if cal.spec.get(proto.JOB_SUITE) == "rocm" and others:
         runs = [s0] + others
     else:
         runs = [s0, s0] + others
-    plan = {"runs": runs, "poison": cal.poison, "one_call": cal.one_call,
-            "expect": {str(i): sorted(v) for i, v in expect.items()}}
-    if cal.has_perf and any(c["ok"] for c in cases) and not cal.perf_error:
-        plan["perf"] = {"checks": 1, "skip": [c["key"] for c in cases if not c["ok"]],
-                        "more": {c["key"]: 2 for c in cases if c.get("spread")}}
+    plan = {proto.PLAN_RUNS: runs, proto.PLAN_POISON: cal.poison, proto.PLAN_ONE_CALL: cal.one_call,
+            proto.PLAN_EXPECT: {str(i): sorted(v) for i, v in expect.items()}}
+    if cal.has_perf and any(c[proto.CASE_OK] for c in cases) and not cal.perf_error:
+        plan[proto.PLAN_PERF] = {proto.PLAN_CHECKS: 1,
+                                 proto.PLAN_SKIP: [c[proto.CASE_KEY] for c in cases if not c[proto.CASE_OK]],
+                                 proto.PLAN_MORE: {c[proto.CASE_KEY]: 2 for c in cases if c.get("spread")}}
     canon_sums = {part: {str(k): regen.fingerprint(t["canon"], t["mask"]) for k, t in tensors[part].items()}
                   for part in ("seeds", "cases")}
     profile = {
-        "ok": True, "suite": cal.spec.get("suite"), "poison": cal.poison, "one_call": cal.one_call, "seeds": seeds,
-        "cases": cases, "perf_error": (cal.perf_error or {}).get("message"),
+        proto.PROF_OK: True, proto.PROF_SUITE: cal.spec.get(proto.JOB_SUITE), proto.PROF_POISON: cal.poison,
+        proto.PROF_ONE_CALL: cal.one_call, proto.PROF_SEEDS: seeds,
+        proto.PROF_CASES: cases, proto.PROF_PERF_ERROR: (cal.perf_error or {}).get("message"),
         "has_kernels": has_kernels,
-        "launched": first.get("launched") or [], "tunings": first.get("tunings") or [],
-        "notes": first.get("notes") or [], "candidate_plan": plan,
-        "tolerance": [rtol, atol], "spent": cal.spent, "gpu_mib": cal.gpu_mib,
+        "launched": first.get("launched") or [], proto.PROF_TUNINGS: first.get("tunings") or [],
+        "notes": first.get("notes") or [], proto.PROF_CANDIDATE_PLAN: plan,
+        proto.PROF_TOLERANCE: [rtol, atol], "spent": cal.spent, proto.PROF_GPU_MIB: cal.gpu_mib,
         "outside": _outside_json(cal, has_kernels),
-        "allow_torch_ops": bool(cal.spec.get("allow_torch_ops")),
+        "allow_torch_ops": bool(cal.spec.get(proto.JOB_ALLOW_TORCH_OPS)),
         "replaced": first.get("replaced") or [],
-        "canon_sums": canon_sums,
+        proto.PROF_CANON_SUMS: canon_sums,
     }
     return profile, tensors
 
@@ -725,13 +731,13 @@ def _same(a, b):
 
 
 def main(d, nonce, req, hooks):
-    with open(os.path.join(d, "job.json")) as fp:
+    with open(os.path.join(d, proto.FILE_JOB)) as fp:
         spec = json.load(fp)
     hooks["progress"]()
     torch.set_num_threads(1)
-    budget = float(req.get("run_budget") or 420)
+    budget = float(proto.need(req, proto.REQ_RUN_BUDGET, "the calibrate request"))
     compare.configure(spec)
-    cal = Calibration(spec, d, budget, req.get("perf", not spec.get("cpu")))
+    cal = Calibration(spec, d, budget, bool(proto.need(req, proto.REQ_PERF, "the calibrate request")))
     t0 = time.monotonic()
     try:
         cal.run()
@@ -742,14 +748,14 @@ def main(d, nonce, req, hooks):
         profile, tensors = _profile(cal)
         cal.steps["profile"] = round(time.monotonic() - t1, 3)
         cal.steps["total"] = round(time.monotonic() - t0, 3)
-        profile["steps"] = cal.steps
+        profile[proto.PROF_STEPS] = cal.steps
     except Failed as exc:
-        profile, tensors = {"ok": False, "kind": exc.kind, "error": str(exc)}, None
-    profile["nonce"] = nonce
+        profile, tensors = {proto.PROF_OK: False, proto.PROF_KIND: exc.kind, proto.PROF_ERROR: str(exc)}, None
+    profile[proto.NONCE] = nonce
     if tensors is not None:
-        torch.save(tensors, os.path.join(d, "profile.pt"))
-        torch.save(regen.masks_of(tensors), os.path.join(d, "masks.pt"))
-    tmp = os.path.join(d, "profile.json.tmp")
+        torch.save(tensors, os.path.join(d, proto.FILE_PROFILE_PT))
+        torch.save(regen.masks_of(tensors), os.path.join(d, proto.FILE_MASKS))
+    tmp = os.path.join(d, proto.FILE_PROFILE + ".tmp")
     with open(tmp, "w") as fp:
         json.dump(profile, fp)
-    os.replace(tmp, os.path.join(d, "profile.json"))
+    os.replace(tmp, os.path.join(d, proto.FILE_PROFILE))

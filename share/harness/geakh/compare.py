@@ -13,7 +13,7 @@ import math
 
 import torch
 
-from . import values
+from . import proto, values
 
 # (rtol, atol) per suite; see eval-deviations.md.  KernelBench's own:
 # 1e-4 for float32, 1e-2 for float16 and bfloat16 (HALF).
@@ -26,7 +26,7 @@ _half = [None]
 
 def configure(spec):
     """Set this process's half-precision tolerance from the task's suite."""
-    _half[0] = HALF.get(spec.get("suite"))
+    _half[0] = HALF.get(spec.get(proto.JOB_SUITE))
 # A half-precision output cannot be compared finer than its format holds:
 # two correct kernels that add in another order differ in the last bit, and
 # a relative 1e-3 is one unit in the last place of float16 and an eighth of
@@ -36,8 +36,8 @@ HALF_ULPS = 2
 
 def tolerance(spec):
     """(rtol, atol) of a job's spec: the task's, else its suite's."""
-    tol = spec.get("tolerance") or {}
-    default = TOLERANCE.get(spec.get("suite"), (1e-3, 1e-3))
+    tol = spec.get(proto.JOB_TOLERANCE) or {}
+    default = TOLERANCE.get(spec.get(proto.JOB_SUITE), (1e-3, 1e-3))
     return float(tol.get("rtol", default[0])), float(tol.get("atol", default[1]))
 
 

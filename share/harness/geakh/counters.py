@@ -32,6 +32,8 @@ import subprocess
 import sys
 import time
 
+from . import proto
+
 SECTIONS = ("SpeedOfLight", "MemoryWorkloadAnalysis", "Occupancy", "LaunchStats")
 KERNELS_MAX = 12
 NAME_MAX = 160
@@ -248,7 +250,7 @@ def target(job_dir, key):
 def _profile_case(job_dir, d, key, said):
     import torch
     from . import autotune, entry, launches, tasks
-    with open(os.path.join(job_dir, "job.json")) as fp:
+    with open(os.path.join(job_dir, proto.FILE_JOB)) as fp:
         spec = json.load(fp)
     with open(os.path.join(d, "choices.json")) as fp:
         choices = json.load(fp)
@@ -256,7 +258,7 @@ def _profile_case(job_dir, d, key, said):
     autotune.install()
     autotune.set_policy(("pin",), choices)
     entry.STATE.mode = "off"
-    cuda = not spec.get("cpu")
+    cuda = not spec.get(proto.JOB_CPU)
     program = tasks.Program(spec, os.path.join(d, "code"))
     os.makedirs(program.dir, exist_ok=True)
 

@@ -6,13 +6,13 @@ import traceback
 
 import torch
 
-from . import guard
+from . import guard, proto
 
 # Left in the job's directory when the code ran out of GPU memory, with
 # the device memory the run showed it needs ({"need_mib": N}): geak-eval
 # runs the job again with that much free.  The worker sets it to the
 # job's directory, so that the processes a job forks leave it there.
-OOM_MARK = "oom"
+OOM_MARK = proto.FILE_OOM
 _ASKED = re.compile(r"Tried to allocate ([0-9.]+) (GiB|MiB|KiB|B)\b")
 _UNIT = {"GiB": 1 << 30, "MiB": 1 << 20, "KiB": 1 << 10, "B": 1}
 
@@ -57,12 +57,12 @@ def mark_if_short(exc):
     need = shown_need_mib(str(exc))
     try:
         with open(OOM_MARK) as fp:
-            need = max(need, int(json.load(fp)["need_mib"]))
+            need = max(need, int(json.load(fp)[proto.OOM_NEED_MIB]))
     except (OSError, ValueError, KeyError, TypeError):
         pass
     try:
         with open(OOM_MARK, "w") as fp:
-            json.dump({"need_mib": need}, fp)
+            json.dump({proto.OOM_NEED_MIB: need}, fp)
     except OSError:
         pass
 

@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 
-from . import compare, values
+from . import compare, proto, values
 
 # Notes of the candidate's run that the record keeps: which test a ROCm
 # file ran under.
@@ -36,7 +36,7 @@ def _read_result(d, name, nonce, outputs=None, stage="call"):
     except (OSError, ValueError):
         raise Verdict(stage, "no_output", f"{what} ended without writing its result record",
                       call=stage != "call") from None
-    if not isinstance(res, dict) or res.get("nonce") != nonce:
+    if not isinstance(res, dict) or res.get(proto.NONCE) != nonce:
         raise Verdict(stage, "no_output", f"{what}'s result record does not carry this run's nonce",
                       call=stage != "call")
     if outputs is None:
@@ -60,9 +60,9 @@ def _load(path):
 
 
 def read_profile(d):
-    with open(os.path.join(d, "profile.json")) as fp:
+    with open(os.path.join(d, proto.FILE_PROFILE)) as fp:
         profile = json.load(fp)
-    return profile, values.load(os.path.join(d, "profile.pt"))
+    return profile, values.load(os.path.join(d, proto.FILE_PROFILE_PT))
 
 
 def _without_opaque(x):
@@ -101,12 +101,12 @@ def _comparable(out, canon):
 class Judge:
     def __init__(self, spec):
         self.spec = spec
-        self.profile, self.tensors = read_profile(spec["profile"])
+        self.profile, self.tensors = read_profile(spec[proto.REQ_PROFILE])
         self.rtol, self.atol = self.profile.get("tolerance") or compare.tolerance(spec)
         compare.configure({"suite": self.profile.get("suite")})
         self.notes = set()
         self.flags = set()
-        self.allow_torch_ops = bool(spec.get("allow_torch_ops") or self.profile.get("allow_torch_ops"))
+        self.allow_torch_ops = bool(self.profile.get("allow_torch_ops"))
 
     # -- integrity of the calls --
 
@@ -209,7 +209,7 @@ class Judge:
     # -- the parts --
 
     def run_part(self, cand_dir, nonce):
-        res, opath = _read_result(cand_dir, "result.json", nonce, "outputs.pt")
+        res, opath = _read_result(cand_dir, proto.FILE_RESULT, nonce, proto.FILE_OUTPUTS_PT)
         self.runs = [{k: r.get(k) for k in ("seed", "ok", "seconds", "launches")}
                      for r in res.get("runs") or []]
         if res.get("secrets_in_env"):
@@ -271,14 +271,14 @@ class Judge:
     def perf_part(self, perf, outs):
         if not perf:
             return
-        cases = {c["key"]: c for c in self.profile.get("cases") or []}
-        if perf.get("error") and not self.profile.get("perf_error"):
+        cases = {c[proto.CASE_KEY]: c for c in self.profile.get(proto.PROF_CASES) or []}
+        if perf.get("error") and not self.profile.get(proto.PROF_PERF_ERROR):
             err = perf["error"]
             raise Verdict("perf", err.get("kind", "runtime"), err.get("message"),
                           traceback=err.get("traceback"))
         for case in perf.get("cases") or []:
             ref = cases.get(case["key"])
-            if ref is None or not ref.get("ok"):
+            if ref is None or not ref.get(proto.CASE_OK):
                 continue
             what = f"performance case {case['key']}"
             if not case.get("ok"):
@@ -308,7 +308,7 @@ class Judge:
             raise
 
     def timed_part(self, cand_dir, nonce):
-        res, _ = _read_result(cand_dir, "timing.json", nonce, stage="perf")
+        res, _ = _read_result(cand_dir, proto.FILE_TIMING, nonce, stage="perf")
         self.timing = res
         if res.get("untouched"):
             raise Verdict("perf", "cheat", "the candidate replaced the timing functions "
@@ -318,11 +318,12 @@ class Judge:
             err = res["error"]
             raise Verdict("perf", err.get("kind", "runtime"), err.get("message"),
                           traceback=err.get("traceback"))
-        cases = {c["key"]: c for c in self.profile.get("cases") or []}
-        outs = _load(os.path.join(cand_dir, "timed.pt"))
-        for case in res.get("cases") or []:
-            ref = cases.get(case["key"])
-            what = f"performance case {case['key']}, timed call"
+        cases = {c[proto.CASE_KEY]: c for c in self.profile.get(proto.PROF_CASES) or []}
+        outs = _load(os.path.join(cand_dir, proto.FILE_TIMED_PT))
+        for case in res.get(proto.TIMING_CASES) or []:
+            key = case[proto.CASE_KEY]
+            ref = cases.get(key)
+            what = f"performance case {key}, timed call"
             if case.get("launches", 0) < 1:
                 raise Verdict("perf", "cheat", f"no Triton kernel of the candidate launched on {what}")
             timed, calls = case.get("timed_launches"), case.get("reps") or 0
@@ -336,9 +337,9 @@ class Judge:
                               "reference did not")
             if not _confirmed(case):
                 self.flags.add("unconfirmed_speedup")
-            if ref is None or not ref.get("ok"):
+            if ref is None or not ref.get(proto.CASE_OK):
                 continue
-            self.judge_case(case["key"], ref, outs.get(case["key"]) or [], what)
+            self.judge_case(key, ref, outs.get(key) or [], what)
 
 
 # A large speedup timed again (timing.RECHECK_SPEEDUP) stands where the
@@ -367,8 +368,8 @@ def _confirmed(case):
     if not isinstance(again, dict):
         return True
     try:
-        first = float(case["ms_ref"]) / float(case["ms"])
-        second = float(again["ms_ref"]) / float(again["ms"])
+        first = float(case[proto.CASE_MS_REF]) / float(case[proto.CASE_MS])
+        second = float(again[proto.CASE_MS_REF]) / float(again[proto.CASE_MS])
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return False
     return second >= RECHECK_AGREE * first
@@ -395,34 +396,40 @@ def _at(xs, i):
 
 def verdict(req):
     spec = req
-    out = {"call": False, "exec": False, "stage": "call", "reason": None, "message": None,
-           "flags": [], "notes": []}
+    out = {proto.VERDICT_CALL: False, proto.VERDICT_EXEC: False, proto.VERDICT_STAGE: "call",
+           proto.VERDICT_REASON: None, proto.VERDICT_MESSAGE: None, proto.VERDICT_FLAGS: [],
+           proto.VERDICT_NOTES: []}
     try:
         j = Judge(spec)
     except (OSError, ValueError, KeyError, values.Refused) as exc:
-        out.update(reason="harness", message=f"the reference's profile cannot be read: {exc}")
+        out.update({proto.VERDICT_REASON: "harness",
+                    proto.VERDICT_MESSAGE: f"the reference's profile cannot be read: {exc}"})
         return out
     try:
-        if spec.get("part") == "timed":
-            out["call"] = True
-            j.timed_part(spec["cand"], spec["cand_nonce"])
+        part = spec[proto.REQ_PART]
+        if part == proto.PART_TIMED:
+            out[proto.VERDICT_CALL] = True
+            j.timed_part(spec[proto.REQ_CAND], spec[proto.REQ_CAND_NONCE])
+        elif part == proto.PART_RUN:
+            j.run_part(spec[proto.REQ_CAND], spec[proto.REQ_CAND_NONCE])
         else:
-            j.run_part(spec["cand"], spec["cand_nonce"])
-        out.update(call=True, exec=True, stage="done")
+            raise proto.ProtocolError(f"the judge request's {proto.REQ_PART!r} is {part!r}")
+        out.update({proto.VERDICT_CALL: True, proto.VERDICT_EXEC: True, proto.VERDICT_STAGE: "done"})
     except Verdict as v:
-        out.update(call=v.call, exec=False, stage=v.stage, reason=v.reason, message=v.message)
+        out.update({proto.VERDICT_CALL: v.call, proto.VERDICT_EXEC: False, proto.VERDICT_STAGE: v.stage,
+                    proto.VERDICT_REASON: v.reason, proto.VERDICT_MESSAGE: v.message})
         if v.traceback:
-            out["traceback"] = v.traceback
-    out["flags"] = sorted(j.flags)
-    out["notes"] = sorted(j.notes)
+            out[proto.VERDICT_TRACEBACK] = v.traceback
+    out[proto.VERDICT_FLAGS] = sorted(j.flags)
+    out[proto.VERDICT_NOTES] = sorted(j.notes)
     if getattr(j, "runs", None) is not None:
-        out["runs"] = j.runs
+        out[proto.VERDICT_RUNS] = j.runs
     return out
 
 
 def main(req, workdir):
     res = verdict(req)
-    tmp = os.path.join(workdir, "verdict.json.tmp")
+    tmp = os.path.join(workdir, proto.FILE_VERDICT + ".tmp")
     with open(tmp, "w") as fp:
         json.dump(res, fp)
-    os.replace(tmp, os.path.join(workdir, "verdict.json"))
+    os.replace(tmp, os.path.join(workdir, proto.FILE_VERDICT))

@@ -3,11 +3,13 @@ geak-eval(1)): a diagnostic, off by default, that slows everything it
 watches."""
 import os
 
+from . import proto
+
 ACTIVE = {"profiler": None}
 
 
 def start():
-    if not os.environ.get("GEAK_PYPROFILE"):
+    if not os.environ.get(proto.ENV_PYPROFILE):
         return
     import cProfile
     ACTIVE["profiler"] = cProfile.Profile()

@@ -18,7 +18,7 @@ import os
 
 import torch
 
-from . import calibrate, compare, values
+from . import calibrate, compare, proto, values
 
 # Outputs nested deeper than this are not data.
 DEPTH = 50
@@ -182,17 +182,17 @@ def regenerate(spec, pdir, d, budget, perf):
     again; Failed where they cannot be, or differ from the calibration's."""
     profile, masks = _read(pdir)
     rtol, atol = compare.tolerance(spec)
-    if profile.get("tolerance") != [rtol, atol]:
+    if profile.get(proto.PROF_TOLERANCE) != [rtol, atol]:
         raise Failed("profile", f"its tolerance {profile.get('tolerance')} is not the task's "
                      f"{[rtol, atol]}")
     cal = calibrate.Calibration(spec, d, budget, perf)
-    seeds = [s.get("seed") for s in profile.get("seeds") or []]
+    seeds = [s.get("seed") for s in profile.get(proto.PROF_SEEDS) or []]
     if seeds != cal.seeds:
         raise Failed("profile", f"its seeds {seeds} are not the task's {cal.seeds}")
     cal.poison, cal.one_call = bool(profile.get("poison")), bool(profile.get("one_call"))
     ok_cases = [c["key"] for c in profile.get("cases") or [] if c.get("ok")]
     # The choices of the calibration's search stand for A's result.
-    cal.first = {"tunings": profile.get("tunings") or []}
+    cal.first = {"tunings": profile.get(proto.PROF_TUNINGS) or []}
     plan = cal.plan([seeds[0], seeds[0]] + seeds[1:], calibrate.PERF_CHECKS if ok_cases else 0,
                     guard_poison=True, autotune=["pin", 0])
     res, outs = cal.process("G", plan)
@@ -217,7 +217,7 @@ def regenerate(spec, pdir, d, budget, perf):
         if not got:
             raise Failed("reference", f"performance case {key}: no output where its calibration had one")
         tensors["cases"][key] = {"canon": got[0], "mask": masks["cases"].get(key)}
-    sums = profile.get("canon_sums") or {}
+    sums = profile.get(proto.PROF_CANON_SUMS) or {}
     for part, what in (("seeds", "seed"), ("cases", "performance case")):
         for k, t in tensors[part].items():
             if not _mask_fits(t["mask"], t["canon"]):
@@ -237,12 +237,14 @@ def main(d, nonce, req, hooks):
     compare.configure(spec)
     result = {"nonce": nonce, "ok": True}
     try:
-        tensors = regenerate(spec, req["profile"], d, float(req.get("run_budget") or 420),
-                             req.get("perf", not spec.get("cpu")))
-        torch.save(tensors, os.path.join(d, "profile.pt"))
+        what = "the regenerate request"
+        tensors = regenerate(spec, proto.need(req, proto.REQ_PROFILE, what), d,
+                             float(proto.need(req, proto.REQ_RUN_BUDGET, what)),
+                             bool(proto.need(req, proto.REQ_PERF, what)))
+        torch.save(tensors, os.path.join(d, proto.FILE_PROFILE_PT))
     except Failed as exc:
         result = {"nonce": nonce, "ok": False, "kind": exc.kind, "error": str(exc)}
-    tmp = os.path.join(d, "regen.json.tmp")
+    tmp = os.path.join(d, proto.FILE_REGEN + ".tmp")
     with open(tmp, "w") as fp:
         json.dump(result, fp)
-    os.replace(tmp, os.path.join(d, "regen.json"))
+    os.replace(tmp, os.path.join(d, proto.FILE_REGEN))

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from . import entry, launches, source, spread
+from . import entry, launches, proto, source, spread
 
 DESELECT = "not test_performance and not test_save_performance_results and not test_save_results"
 
@@ -94,7 +94,7 @@ def _real(path):
 
 
 def _file(program, test, sub):
-    text, last = source.assemble(program.spec["code"], test)
+    text, last = source.assemble(program.spec[proto.JOB_CODE], test)
     where = os.path.join(program.dir, sub)
     os.makedirs(where, exist_ok=True)
     path = os.path.join(where, program.name + ".py")
@@ -106,7 +106,7 @@ def _file(program, test, sub):
 
 def _names(program):
     spec = program.spec
-    return entry.entry_names(spec.get("reference") or spec["code"], spec.get("test"))
+    return entry.entry_names(spec.get(proto.JOB_REFERENCE) or spec[proto.JOB_CODE], spec.get(proto.JOB_TEST))
 
 
 def session(program, test, sub, select, cap=0):
@@ -150,9 +150,9 @@ def _test(program):
     """The test part the code runs under: an autotuning candidate's variant
     when it has one and can launch under it (see correctness)."""
     spec = program.spec
-    if spec.get("cand_test") and "original_test" not in program.notes:
-        return spec["cand_test"]
-    return spec.get("test") or ""
+    if spec.get(proto.JOB_CAND_TEST) and "original_test" not in program.notes:
+        return spec[proto.JOB_CAND_TEST]
+    return spec.get(proto.JOB_TEST) or ""
 
 
 def correctness(program):
@@ -164,12 +164,12 @@ def correctness(program):
     spec = program.spec
     test = _test(program)
     gold, failures = _gold(program, test, "run")
-    if gold is None and test is spec.get("cand_test") and \
+    if gold is None and test is spec.get(proto.JOB_CAND_TEST) and \
             any(_UNTUNED_ARG.search(text) for _, text in failures):
         program.notes.add("original_test")
         # The variant's calls up to its failed launches are not the run's.
         entry.STATE.begin_run()
-        gold, failures = _gold(program, spec.get("test") or "", "original")
+        gold, failures = _gold(program, spec.get(proto.JOB_TEST) or "", "original")
     if gold is None:
         first = failures[0] if failures else ("", "no test case completed")
         raise RuntimeError(f"no correctness test completed; first failure {first[0]}:\n{first[1]}")
@@ -187,7 +187,7 @@ def reference_ops(program, visit=None, only=None):
     import torch
     from geak_eval.perf.ROCm import performance_utils_pytest as pu
     spec = program.spec
-    text, _ = source.assemble(spec["reference"], spec.get("test") or "")
+    text, _ = source.assemble(spec[proto.JOB_REFERENCE], spec.get(proto.JOB_TEST) or "")
     where = os.path.join(program.dir, "ref-perf")
     os.makedirs(where, exist_ok=True)
     path = os.path.join(where, program.name + ".py")
@@ -251,7 +251,8 @@ def performance(program, visit, with_reference=False):
     for op, rows in pu._RESULTS.items():
         for row in rows:
             key = pu.case_key(op, row["params"])
-            counts[key] = {k: row.get(src) for k, src in (("gbps", "GB/s"), ("tflops", "TFLOPS"))
+            counts[key] = {k: row.get(src)
+                           for k, src in ((proto.CASE_GBPS, "GB/s"), (proto.CASE_TFLOPS, "TFLOPS"))
                            if isinstance(row.get(src), (int, float)) and row.get("ms") == 1.0}
     if plugin.failures:
         nodeid, text = plugin.failures[0]

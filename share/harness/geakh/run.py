@@ -28,7 +28,7 @@ import traceback
 
 import torch
 
-from . import autotune, entry, guard, intact, launches, outside, perturb, sandbox, tasks, timing, values
+from . import autotune, entry, guard, intact, launches, outside, perturb, proto, sandbox, tasks, timing, values
 from .errors import error_info
 
 COUNTER = launches.COUNTER
@@ -54,8 +54,8 @@ class Job:
     def __init__(self, spec, plan, workdir, nonce, hooks):
         self.spec, self.plan, self.dir, self.nonce = spec, plan, workdir, nonce
         self.hooks = hooks          # progress(), ready() -> bool (go), timed()
-        self.device = "cpu" if spec.get("cpu") else "cuda"
-        self.poison = plan.get("poison", True) is not False
+        self.device = "cpu" if spec.get(proto.JOB_CPU) else "cuda"
+        self.poison = plan.get(proto.PLAN_POISON, True) is not False
         self.program = tasks.Program(spec, workdir)
         self.runs, self.outputs = [], []
         self.perf = None            # {"cases": [...], "error": ...}
@@ -78,8 +78,8 @@ class Job:
         """One run of the test; its record and outputs are appended."""
         entry.STATE.mode = "full"
         entry.STATE.begin_run()
-        entry.STATE.expect = {int(k): v for k, v in (self.plan.get("expect") or {}).items()}
-        entry.STATE.probe_inputs = bool(self.plan.get("probe_inputs"))
+        entry.STATE.expect = {int(k): v for k, v in (self.plan.get(proto.PLAN_EXPECT) or {}).items()}
+        entry.STATE.probe_inputs = bool(self.plan.get(proto.PLAN_PROBE_INPUTS))
         before = COUNTER.count
         threads = threading.active_count()
         t0 = time.monotonic()
@@ -94,7 +94,7 @@ class Job:
                 value = self.program.run(seed)
                 _sync(self.device)
                 notes = set()
-                gold = values.portable(value, notes, own=self.spec["name"], path="gold")
+                gold = values.portable(value, notes, own=self.spec[proto.JOB_NAME], path="gold")
                 entry.drop_kept(entry.STATE.outputs, value)
                 del value
                 entry.probe_first()
@@ -121,27 +121,27 @@ class Job:
         the plan gives one ("force", see autotune); with "keep_going" past
         a run that fails (the calibration's sweep of configurations, some
         of which may not run)."""
-        forces = self.plan.get("force") or []
+        forces = self.plan.get(proto.PLAN_FORCE) or []
         ok = True
-        for i, seed in enumerate(self.plan.get("runs") or []):
+        for i, seed in enumerate(self.plan.get(proto.PLAN_RUNS) or []):
             with _forced(forces[i] if i < len(forces) else None):
                 if not self.one_run(seed):
                     ok = False
-                    if not self.plan.get("keep_going"):
+                    if not self.plan.get(proto.PLAN_KEEP_GOING):
                         return False
         return ok
 
     # -- performance cases, checked --
 
     def perf_checks(self):
-        plan = self.plan.get("perf")
+        plan = self.plan.get(proto.PLAN_PERF)
         if not plan:
             return
-        skip = set(map(str, plan.get("skip") or []))
-        checks = int(plan.get("checks") or 1)
-        more = {str(k): int(v) for k, v in (plan.get("more") or {}).items()}
-        guard_poison = bool(plan.get("guard_poison"))
-        forces = plan.get("force") or []
+        skip = set(map(str, plan.get(proto.PLAN_SKIP) or []))
+        checks = int(plan.get(proto.PLAN_CHECKS) or 1)
+        more = {str(k): int(v) for k, v in (plan.get(proto.PLAN_MORE) or {}).items()}
+        guard_poison = bool(plan.get(proto.PLAN_GUARD_POISON))
+        forces = plan.get(proto.PLAN_FORCE) or []
         cases = []
         self.perf = {"cases": cases}
 
@@ -164,7 +164,7 @@ class Job:
                         outs.append(self._checked(case, make, call, master, poisoned_zones))
                 except Exception as exc:  # noqa: BLE001 - the case fails, the job goes on
                     self._case_failed(case, exc)
-                    if not self.plan.get("keep_going"):
+                    if not self.plan.get(proto.PLAN_KEEP_GOING):
                         break
             self.perf_out[k] = outs
             self._first()
@@ -199,7 +199,7 @@ class Job:
         entry.STATE.begin_run()
         before = COUNTER.count
         perturb.shift()
-        guard.reseed(self.spec.get("seeds", [42])[0])
+        guard.reseed(self.spec.get(proto.JOB_SEEDS, [42])[0])
         with guard.poisoned(self.poison, self.device):
             x = make(poisoned_zones) if make is not None else None
             _sync(self.device)
@@ -230,7 +230,7 @@ class Job:
         return out
 
     def save(self):
-        opath = os.path.join(self.dir, "outputs.pt")
+        opath = os.path.join(self.dir, proto.FILE_OUTPUTS_PT)
         data = {"runs": self.outputs, "perf": self.perf_out}
         limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
         size = values.nbytes(data)
@@ -246,14 +246,14 @@ class Job:
         self.spent["compile"] = round(autotune.STATE.compile_s, 4)
         self.spent["compiles"] = autotune.STATE.compiles
         result = {
-            "nonce": self.nonce, "outputs_sha256": digest, "runs": self.runs, "perf": self.perf,
+            proto.NONCE: self.nonce, "outputs_sha256": digest, "runs": self.runs, "perf": self.perf,
             "notes": sorted(self.program.notes), "launched": sorted(COUNTER.names),
             "tunings": autotune.choices(), "tuner_configs": autotune.counts(),
-            "secrets_in_env": sandbox.secret_names(), "spent": self.spent,
+            "secrets_in_env": sandbox.secret_names(), proto.RESULT_SPENT: self.spent,
             "replaced": self._replaced(),
             "gpu_peak_mib": max(guard.device_peak_mib(self.device), self.parts_peak),
         }
-        _dump(os.path.join(self.dir, "result.json"), result)
+        _dump(os.path.join(self.dir, proto.FILE_RESULT), result)
 
 
 class _DeviceLost(Exception):
@@ -331,8 +331,8 @@ def _merge(job, base, seed, status):
 def run_split(job):
     """Each run in a process of its own, then the performance cases and the
     timing in one more (which writes the result)."""
-    forces = job.plan.get("force") or []
-    for k, seed in enumerate(job.plan.get("runs") or []):
+    forces = job.plan.get(proto.PLAN_FORCE) or []
+    for k, seed in enumerate(job.plan.get(proto.PLAN_RUNS) or []):
         base = os.path.join(job.dir, f"part-{k}")
         pid = os.fork()
         if pid == 0:
@@ -342,11 +342,11 @@ def run_split(job):
             _part(job, base, lambda j, s=seed, f=force: _forced_run(j, s, f))
         _, status = os.waitpid(pid, 0)
         job.hooks["progress"]()
-        if not _merge(job, base, seed, status) and not job.plan.get("keep_going"):
+        if not _merge(job, base, seed, status) and not job.plan.get(proto.PLAN_KEEP_GOING):
             break
-    ok = any(r.get("ok") for r in job.runs) if job.plan.get("keep_going") else \
+    ok = any(r.get("ok") for r in job.runs) if job.plan.get(proto.PLAN_KEEP_GOING) else \
         all(r.get("ok") for r in job.runs)
-    if not ok or not (job.plan.get("perf") or job.plan.get("timing")):
+    if not ok or not (job.plan.get(proto.PLAN_PERF) or job.plan.get(proto.PLAN_TIMING)):
         job.save()
         return
     pid = os.fork()
@@ -361,7 +361,7 @@ def run_split(job):
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
-    if not os.path.exists(os.path.join(job.dir, "result.json")):
+    if not os.path.exists(os.path.join(job.dir, proto.FILE_RESULT)):
         job.save()
 
 
@@ -373,47 +373,47 @@ def _forced_run(job, seed, force):
 def finish(job, ok):
     """The performance checks, the result, the reference's side of the
     timing made, and the timing on go."""
-    if ok and job.plan.get("perf"):  # spent only where there are checks
+    if ok and job.plan.get(proto.PLAN_PERF):  # spent only where there are checks
         t0 = time.monotonic()
         job.perf_checks()
-        job.spent["perf_checks"] = round(time.monotonic() - t0, 3)
+        job.spent[proto.SPENT_PERF_CHECKS] = round(time.monotonic() - t0, 3)
     job.save()
-    if not (ok and job.plan.get("timing")):
+    if not (ok and job.plan.get(proto.PLAN_TIMING)):
         return
     t0 = time.monotonic()
-    if job.plan["timing"].get("reference", True):
+    if proto.need(job.plan[proto.PLAN_TIMING], proto.PLAN_REFERENCE, "the timing plan"):
         job.program.prepare()
     prepared = time.monotonic() - t0
     if job.hooks["ready"]():
-        timing.run(job, job.plan["timing"], prepared)
+        timing.run(job, job.plan[proto.PLAN_TIMING], prepared)
 
 
 def main(workdir, nonce, req, hooks):
-    with open(os.path.join(workdir, "job.json")) as fp:
+    with open(os.path.join(workdir, proto.FILE_JOB)) as fp:
         spec = json.load(fp)
-    plan = req.get("plan") or {}
+    plan = proto.need(req, proto.REQ_PLAN, "the run request")
     COUNTER.install()
     autotune.install()
     outside.install()
-    autotune.set_policy(_policy(plan.get("autotune"), spec), plan.get("pins"))
+    autotune.set_policy(_policy(plan.get(proto.PLAN_AUTOTUNE), spec), plan.get(proto.PLAN_PINS))
     random.seed(0)
     intact.take()  # before the code is loaded (tasks.Program)
     job = Job(spec, plan, workdir, nonce, hooks)
-    if plan.get("order"):
+    if plan.get(proto.PLAN_ORDER):
         perturb.order_programs(os.path.join(workdir, "triton-ordered"), job.device)
-    if plan.get("perturb") and job.device != "cpu":
-        perturb.start(int(plan["perturb"]))
-    if plan.get("one_call") and spec.get("suite") != "rocm":
+    if plan.get(proto.PLAN_PERTURB) and job.device != "cpu":
+        perturb.start(int(plan[proto.PLAN_PERTURB]))
+    if plan.get(proto.PLAN_ONE_CALL) and spec.get(proto.JOB_SUITE) != "rocm":
         return run_split(job)
     t0 = time.monotonic()
     ok = job.correctness()
-    job.spent["tests"] = round(time.monotonic() - t0, 3)
+    job.spent[proto.SPENT_TESTS] = round(time.monotonic() - t0, 3)
     finish(job, ok)
 
 
 def _policy(p, spec):
-    if spec.get("cpu") and p in (None, "quick", "full"):
+    if spec.get(proto.JOB_CPU) and p in (None, "quick", "full"):
         return "first"
     if isinstance(p, list) and len(p) == 2 and p[0] in ("force", "pin"):
         return (p[0], p[1]) if p[0] == "force" else ("pin",)
-    return p or ("first" if spec.get("cpu") else "quick")
+    return p or ("first" if spec.get(proto.JOB_CPU) else "quick")

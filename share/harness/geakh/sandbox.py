@@ -27,15 +27,16 @@ leave, so that what the job holds in all stays within the limit.
 
 and returns the letters of those applied; the relay adds P for the PID
 namespace and restrict_writes (Landlock) gives L.  geak-eval passes its
-settings in GEAK_SANDBOX (JSON: uid, gid, cgroup, cgroup_host, memory,
-memory_cgroup, procs, pids_cgroup, hide, ro).
+settings in the worker's first request (start's sandbox: proto.py's BOX_
+names), which the worker puts in CONF before it probes the device.
 """
 import ctypes
 import errno
-import json
 import os
 import resource
 import stat
+
+from . import proto
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID = 0x00020000, 0x08000000, 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
@@ -47,7 +48,7 @@ ST_FLAGS = ((os.ST_RDONLY, MS_RDONLY), (os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, 
 PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 4, 24, 38
 
 _libc = ctypes.CDLL(None, use_errno=True)
-CONF = json.loads(os.environ.pop("GEAK_SANDBOX", "") or "{}")
+CONF = {}
 # geak-eval's private root (lib/eval/sandbox.c) has this file at its top.
 VIEW = os.path.exists("/.geak-view")
 
@@ -169,7 +170,7 @@ def in_user_namespace():
 # ---- the cgroup -------------------------------------------------------------
 
 def _cgroup():
-    return CONF.get("cgroup") if VIEW else CONF.get("cgroup_host")
+    return CONF.get(proto.BOX_CGROUP) if VIEW else CONF.get(proto.BOX_CGROUP_HOST)
 
 
 def _join_cgroup():
@@ -225,7 +226,7 @@ def _covers():
     geak-eval's own directories), then geak-eval's (its run directory,
     the cache), outermost first."""
     out = [("/tmp", "1777", True)] if VIEW else []
-    for h in sorted(CONF.get("hide") or []):
+    for h in sorted(CONF.get(proto.BOX_HIDE) or []):
         if os.path.isdir(h) and not any(_under(h, c[0]) for c in out):
             out.append((h, "0755", False))
     return out
@@ -239,7 +240,7 @@ TMPFS_SHARE = 8
 def _tmpfs_bytes(charged):
     """The size of each of the job's /tmp and /dev/shm (0: no limit);
     charged: their pages count in the job's memory cgroup."""
-    mem = CONF.get("memory") or 0
+    mem = CONF.get(proto.BOX_MEMORY) or 0
     return mem if charged else mem // TMPFS_SHARE
 
 
@@ -265,7 +266,7 @@ def _mounts(keep, pidns, charged):
     # where a cover would hide them.
     # (Not one that holds the job's own: its real directories between
     # would bar the job's uid from them.)
-    keep = keep + [(p, True) for p in CONF.get("ro") or []
+    keep = keep + [(p, True) for p in CONF.get(proto.BOX_RO) or []
                    if not any(_under(p, k) or _under(k, p) for k, _ in keep)]
     written = [p for p, ro in keep if not ro and os.path.isdir(p)]
     fds = [(os.open(p, os.O_PATH | os.O_CLOEXEC), p) for p, ro in keep
@@ -326,7 +327,7 @@ def _grant(d, rw, ro, gid):
     for p in [d] + rw:
         os.chown(p, 0, gid)
         os.chmod(p, 0o3770)
-    job = os.path.join(d, "job.json")
+    job = os.path.join(d, proto.FILE_JOB)
     if os.path.isfile(job):
         os.chown(job, 0, gid)
         os.chmod(job, 0o640)
@@ -397,16 +398,16 @@ def _vm_size():
 
 def _limits(own_uid, charged):
     done = set()
-    procs = CONF.get("procs")
+    procs = CONF.get(proto.BOX_PROCS)
     # RLIMIT_NPROC counts the processes of the real uid, and never holds
     # the real root back: only a uid of the job's own makes it the job's.
     if procs and (own_uid or in_user_namespace()):
         resource.setrlimit(resource.RLIMIT_NPROC, (procs, procs))
         done.add("N")
-    mem = CONF.get("memory")
+    mem = CONF.get(proto.BOX_MEMORY)
     # CUDA reserves far more address space than it uses: RLIMIT_AS only
     # in the CPU mode, counted from what the job starts with.
-    if mem and os.environ.get("GEAK_EVAL_CPU") == "1" and not charged:
+    if mem and os.environ.get(proto.ENV_EVAL_CPU) == "1" and not charged:
         lim = _vm_size() + mem - 2 * _tmpfs_bytes(charged)
         resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
         done.add("A")
@@ -500,7 +501,7 @@ def enter(d, rw, ro, skip=(), pidns=False):
     Returns the letters of the layers applied; skip names layers not to
     apply (a GPU runtime that does not start under them)."""
     applied = {"P"} if pidns else set()
-    uid, gid = CONF.get("uid"), CONF.get("gid")
+    uid, gid = CONF.get(proto.BOX_UID), CONF.get(proto.BOX_GID)
     own_uid = (VIEW and "U" not in skip and uid is not None and gid is not None
                and os.geteuid() == 0 and not in_user_namespace())
     if "G" not in skip and _join_cgroup():
@@ -510,7 +511,7 @@ def enter(d, rw, ro, skip=(), pidns=False):
             _grant(d, rw, ro, gid)
         except OSError:  # a root without CAP_CHOWN (a container's)
             own_uid = False
-    charged = "G" in applied and bool(CONF.get("memory_cgroup"))
+    charged = "G" in applied and bool(CONF.get(proto.BOX_MEMORY_CGROUP))
     keep = [(p, False) for p in [d] + rw] + [(p, True) for p in ro]
     if "M" not in skip and _mounts(keep, pidns, charged):
         applied.add("M")

@@ -7,7 +7,7 @@ import shutil
 import sys
 import tempfile
 
-from . import SEPARATOR
+from . import SEPARATOR, proto
 
 
 def _calls_test(node):
@@ -115,7 +115,7 @@ def on_reference_cache(fn):
     jobs of that code read.  Around each such call, what the reference's
     own code changes in its modules is taken as theirs (intact.py).  The
     result's unwrapped is fn."""
-    ref_dir = os.environ.get("GEAK_REF_TRITON_CACHE")
+    ref_dir = os.environ.get(proto.ENV_REF_TRITON_CACHE)
     usable = bool(ref_dir) and os.path.isdir(ref_dir) and _read_only(ref_dir)
 
     def call(x):

@@ -16,6 +16,8 @@ import ast
 import json
 import sys
 
+from . import proto
+
 STRICT = {
     "no_triton_kernel",   # no @triton.jit / triton.jit(...) function at all
     "patches_library",    # assigns to an attribute of torch, time, triton, ... (timers, allclose)
@@ -238,19 +240,21 @@ def check(source):
 
 
 def findings_json(found):
-    return [{"rule": r, "line": ln, "text": t, "strict": r in STRICT} for r, ln, t in found]
+    return [{proto.FINDING_RULE: r, proto.FINDING_LINE: ln, proto.FINDING_TEXT: t,
+             proto.FINDING_STRICT: r in STRICT} for r, ln, t in found]
 
 
 def main(d, nonce):
     """The worker's "static" job: job.json's code in, static.json out."""
     import os
-    with open(os.path.join(d, "job.json")) as fp:
+    with open(os.path.join(d, proto.FILE_JOB)) as fp:
         spec = json.load(fp)
-    result = {"nonce": nonce, "findings": findings_json(check(spec.get("code") or ""))}
-    tmp = os.path.join(d, "static.json.tmp")
+    result = {proto.NONCE: nonce,
+              proto.STATIC_FINDINGS: findings_json(check(proto.need(spec, proto.JOB_CODE, proto.FILE_JOB)))}
+    tmp = os.path.join(d, proto.FILE_STATIC + ".tmp")
     with open(tmp, "w") as fp:
         json.dump(result, fp)
-    os.replace(tmp, os.path.join(d, "static.json"))
+    os.replace(tmp, os.path.join(d, proto.FILE_STATIC))
 
 
 def cli(args):
@@ -261,11 +265,11 @@ def cli(args):
             for line in fp:
                 rec = json.loads(line)
                 print(json.dumps({"id": rec.get("id"),
-                                  "findings": findings_json(check(rec.get("code") or ""))}))
+                                  proto.STATIC_FINDINGS: findings_json(check(rec.get("code") or ""))}))
         return
     for path in args:
         with open(path) as fp:
-            print(json.dumps({"file": path, "findings": findings_json(check(fp.read()))}))
+            print(json.dumps({"file": path, proto.STATIC_FINDINGS: findings_json(check(fp.read()))}))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ entry.py) and its own kernels watched (launches.py):
 
   run(seed)      one run of the task's test; returns its outputs
                  (result_gold, or the plain test's)
-  cases(visit)   every performance case (at most spec["perf_cases"] of
+  cases(visit)   every performance case (at most spec[proto.JOB_PERF_CASES] of
                  them, see spread): visit(key, make, call, meta) with
                  make() a fresh copy of the case's inputs and call(x) the
                  operation on it; visit's return value goes back to a ROCm
@@ -27,7 +27,7 @@ import sys
 
 import torch
 
-from . import entry, guard, intact, launches, spread
+from . import entry, guard, intact, launches, proto, spread
 from .source import gold_call, load_module, on_reference_cache, strip_tests, test_imports, unshadow
 
 COUNTER = launches.COUNTER
@@ -93,7 +93,7 @@ class Meta:
 
     def counts(self, inp):
         out = {}
-        for key, f in (("gbps", self.gbps), ("tflops", self.tflops)):
+        for key, f in ((proto.CASE_GBPS, self.gbps), (proto.CASE_TFLOPS, self.tflops)):
             if callable(f):
                 try:
                     out[key] = float(f(inp, 1.0))  # the rate at 1 ms
@@ -110,15 +110,15 @@ class Program:
     def __init__(self, spec, workdir):
         self.spec = spec
         self.dir = workdir
-        self.name = spec["name"]
-        self.suite = spec["suite"]
-        self.device = "cpu" if spec.get("cpu") else "cuda"
+        self.name = spec[proto.JOB_NAME]
+        self.suite = spec[proto.JOB_SUITE]
+        self.device = "cpu" if spec.get(proto.JOB_CPU) else "cuda"
         self.mod = None
         self.again = None   # tbg: the test's result_gold call, compiled
         self.perf_mod = None
         self.perf_cases = None  # a perf script's made inputs, kept for the timing
         self.cases_total = None  # how many performance cases the task has
-        self.cases_cap = int(spec.get("perf_cases") or 0)  # run at most this many
+        self.cases_cap = int(spec.get(proto.JOB_PERF_CASES) or 0)  # run at most this many
         self.ref_side = None  # ("ok", the reference's side) or ("raise", why), see prepare
         self.notes = set()
         sys.path.insert(0, workdir)
@@ -129,20 +129,20 @@ class Program:
         return getattr(self, "_run_" + self.suite)(seed)
 
     def _load_tbg(self, with_test):
-        code = strip_tests(self.spec["code"])
-        test = unshadow(code, self.spec.get("test") or "")
+        code = strip_tests(self.spec[proto.JOB_CODE])
+        test = unshadow(code, self.spec.get(proto.JOB_TEST) or "")
         path = _write(os.path.join(self.dir, self.name + ".py"), code)
         COUNTER.watch(path)
         importlib.import_module(TBG_PACKAGE)  # the perf scripts import the module through it
         self.mod = load_module(self.name, path, (TBG_PACKAGE + "." + self.name,))
-        names = entry.entry_names(self.spec.get("reference") or self.spec["code"],
-                                  self.spec.get("test"), self.spec.get("perf"))
+        names = entry.entry_names(self.spec.get(proto.JOB_REFERENCE) or self.spec[proto.JOB_CODE],
+                                  self.spec.get(proto.JOB_TEST), self.spec.get(proto.JOB_PERF))
         entry.install(self.mod.__dict__, names)
         tpath = os.path.join(self.dir, self.name + "_test.py")
         if with_test:
             _run_in(self.mod, _write(tpath, test), test)
         else:
-            imports = test_imports(self.spec.get("test"), self.name)
+            imports = test_imports(self.spec.get(proto.JOB_TEST), self.name)
             _run_in(self.mod, _write(tpath, imports), imports)
 
     def _run_tbg(self, seed):
@@ -152,16 +152,16 @@ class Program:
                 raise RuntimeError("the test part sets no result_gold")
             return self.mod.result_gold
         if self.again is None:
-            self.again = gold_call(self.spec.get("test") or "")
+            self.again = gold_call(self.spec.get(proto.JOB_TEST) or "")
             if self.again is None:
                 raise RuntimeError("the test part assigns result_gold no call to run again")
         return eval(self.again, self.mod.__dict__)
 
     def _load_plain(self):
-        path = _write(os.path.join(self.dir, self.name + ".py"), self.spec["code"])
+        path = _write(os.path.join(self.dir, self.name + ".py"), self.spec[proto.JOB_CODE])
         COUNTER.watch(path)
         self.mod = load_module(self.name, path)
-        fn_name = self.spec.get("entry") or self.name
+        fn_name = self.spec.get(proto.JOB_ENTRY) or self.name
         if not callable(getattr(self.mod, fn_name, None)):
             raise AttributeError(f"the code defines no function '{fn_name}'")
         entry.install(self.mod.__dict__, [fn_name])
@@ -170,7 +170,7 @@ class Program:
     def _run_plain(self, seed):
         if self.mod is None:
             self._load_plain()
-            tpath = _write(os.path.join(self.dir, "geak_task_test.py"), self.spec.get("test") or "")
+            tpath = _write(os.path.join(self.dir, "geak_task_test.py"), self.spec.get(proto.JOB_TEST) or "")
             self.test = load_module("geak_task_test", tpath)
         if hasattr(self.test, "test"):
             return self.test.test(self.fn)
@@ -188,7 +188,7 @@ class Program:
         get_init_inputs) as a module of its own, not watched, and the
         code's model class: ModelNew, or Model where the code is the
         problem itself (a reference judged as its own candidate)."""
-        path = _write(os.path.join(self.dir, self.name + ".py"), self.spec["code"])
+        path = _write(os.path.join(self.dir, self.name + ".py"), self.spec[proto.JOB_CODE])
         COUNTER.watch(path)
         self.mod = load_module(self.name, path)
         cls_name = "ModelNew" if hasattr(self.mod, "ModelNew") else "Model"
@@ -196,7 +196,7 @@ class Program:
             raise AttributeError("the code defines no class ModelNew")
         entry.install(self.mod.__dict__, [cls_name], call_name="forward")
         self.model_cls = getattr(self.mod, cls_name)
-        ppath = _write(os.path.join(self.dir, "geak_problem.py"), self.spec["reference"])
+        ppath = _write(os.path.join(self.dir, "geak_problem.py"), self.spec[proto.JOB_REFERENCE])
         self.problem = load_module("geak_problem", ppath)
         intact.watch(self.problem)
 
@@ -228,7 +228,7 @@ class Program:
         """One case: the problem's get_inputs() under the first seed."""
         if self.mod is None:
             self._load_kernelbench()
-        seed = self.spec.get("seeds", [42])[0]
+        seed = self.spec.get(proto.JOB_SEEDS, [42])[0]
         model = self._model(self.model_cls, seed)
         ref = self._ref() if with_reference else None
         inp = tuple(self._inputs(seed))
@@ -272,13 +272,13 @@ class Program:
         return on_reference_cache(self._reference_perf().call_op)
 
     def _ref_plain(self):
-        rf = getattr(self._reference_module(), self.spec.get("entry") or self.name)
+        rf = getattr(self._reference_module(), self.spec.get(proto.JOB_ENTRY) or self.name)
         return on_reference_cache(lambda a: rf(*a))
 
     def _ref_kernelbench(self):
         if self.mod is None:
             self._load_kernelbench()
-        ref_model = self._model(self.problem.Model, self.spec.get("seeds", [42])[0])
+        ref_model = self._model(self.problem.Model, self.spec.get(proto.JOB_SEEDS, [42])[0])
         return on_reference_cache(lambda a: ref_model(*a))
 
     def _ref_rocm(self):
@@ -289,7 +289,7 @@ class Program:
         rdir = os.path.join(self.dir, "ref")
         os.makedirs(rdir, exist_ok=True)
         path = _write(os.path.join(rdir, self.name + ".py"),
-                      self.spec["reference"].rstrip("\n") + "\n" + imports)
+                      self.spec[proto.JOB_REFERENCE].rstrip("\n") + "\n" + imports)
         mod = load_module(REF_MODULE, path)
         intact.watch(mod)
         return mod
@@ -297,11 +297,11 @@ class Program:
     def _reference_perf(self):
         """The perf script again, its imports of the task's module bound to
         the reference's: its call_op is the reference's operation."""
-        ref = self._reference_module(test_imports(self.spec.get("test"), self.name))
+        ref = self._reference_module(test_imports(self.spec.get(proto.JOB_TEST), self.name))
         own = sys.modules[self.name], sys.modules.get(TBG_PACKAGE + "." + self.name)
         sys.modules[self.name] = sys.modules[TBG_PACKAGE + "." + self.name] = ref
         try:
-            ppath = _write(os.path.join(self.dir, "ref", self.name + "_perf.py"), self.spec["perf"])
+            ppath = _write(os.path.join(self.dir, "ref", self.name + "_perf.py"), self.spec[proto.JOB_PERF])
             perf = load_module(REF_MODULE + "_perf", ppath)
             intact.watch(perf)
         finally:
@@ -312,7 +312,7 @@ class Program:
 
     def _perf_script(self):
         if self.perf_mod is None:
-            ppath = _write(os.path.join(self.dir, self.name + "_perf.py"), self.spec["perf"])
+            ppath = _write(os.path.join(self.dir, self.name + "_perf.py"), self.spec[proto.JOB_PERF])
             name = self.name + "_perf" if self.suite == "tbg" else "geak_perf_cases"
             self.perf_mod = load_module(name, ppath)
         return self.perf_mod
@@ -340,7 +340,7 @@ class Program:
         drawn on the device and kept there (a script that mixes them with
         tensors it makes on the host gets them on the host, drawn alike),
         and the memory it takes from torch.empty and its kin zeroed."""
-        seed = self.spec.get("seeds", [42])[0]
+        seed = self.spec.get(proto.JOB_SEEDS, [42])[0]
         for keep in (True, False):
             pm = _perf_instance(self._perf_script())
             guard.reseed(seed)
@@ -358,7 +358,7 @@ class Program:
         perf = self._perf_script()
         fn = self.fn
         ref = self._ref() if with_reference else None
-        guard.reseed(self.spec.get("seeds", [42])[0])
+        guard.reseed(self.spec.get(proto.JOB_SEEDS, [42])[0])
         with guard.zeroed_empties():
             cases = [tuple(c) if isinstance(c, (list, tuple)) else (c,) for c in perf.perf_inputs()]
         meta = Meta(getattr(perf, "gbps", None), getattr(perf, "tflops", None))

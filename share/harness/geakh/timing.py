@@ -38,7 +38,7 @@ import time
 
 import torch
 
-from . import autotune, bench, counters, entry, guard, intact, kprofile, launches, values
+from . import autotune, bench, counters, entry, guard, intact, kprofile, launches, proto, values
 from .errors import error_info
 
 COUNTER = launches.COUNTER
@@ -175,22 +175,23 @@ def _hides_work(retake, checked, tries=5):
 def run(job, plan, prepared=0.0):
     """The timing, on go; prepared: the seconds spent before the go making
     the reference's side (tasks.Program.prepare)."""
-    reps = max(3, int(plan.get("reps") or 20))
-    warmup = max(1, int(plan.get("warmup") or 2))
-    skip = set(map(str, plan.get("skip") or []))
-    profile_key = str((plan.get("kernel_profile") or {}).get("case"))
-    seed = job.spec.get("seeds", [42])[0]
+    reps = max(3, int(proto.need(plan, proto.PLAN_REPS, "the timing plan")))
+    warmup = max(1, int(proto.need(plan, proto.PLAN_WARMUP, "the timing plan")))
+    skip = set(map(str, plan.get(proto.PLAN_SKIP) or []))
+    profile_key = str((plan.get(proto.PLAN_KERNEL_PROFILE) or {}).get(proto.PLAN_CASE))
+    seed = job.spec.get(proto.JOB_SEEDS, [42])[0]
     timer = bench.Bench()
     rng = random.Random(job.nonce)  # which timed call keeps its outputs
     entry.STATE.mode = "off"
     ours = lambda tuner: COUNTER.owns(getattr(tuner, "base_fn", None))  # noqa: E731
     theirs = lambda tuner: not ours(tuner)  # noqa: E731
-    pins = plan.get("pins") if isinstance(plan.get("pins"), dict) else {}
+    pins = plan.get(proto.PLAN_PINS) if isinstance(plan.get(proto.PLAN_PINS), dict) else {}
     # The interpreter cannot time configurations: it takes the first.
     policy = "first" if job.device == "cpu" else ("pin",)
     cases, kept, alone = [], {}, {}
-    spent = {"tuning": 0.0, "timed": 0.0, "profile": 0.0, "prepare": prepared, "setup": None}
-    result = {"nonce": job.nonce, "cases": cases, "reps": reps, "spent": spent}
+    spent = {proto.SPENT_TUNING: 0.0, proto.SPENT_TIMED: 0.0, proto.SPENT_PROFILE: 0.0,
+             proto.SPENT_PREPARE: prepared, "setup": None}
+    result = {proto.NONCE: job.nonce, proto.TIMING_CASES: cases, "reps": reps, "spent": spent}
     t0 = time.monotonic()
     tuned0 = autotune.STATE.search_s
     result["probe_before"] = timer.probe()
@@ -211,11 +212,11 @@ def run(job, plan, prepared=0.0):
             t_series = time.monotonic()
             times = sides.series([getattr(call, "unwrapped", call)], reps_for(reps, [ev]),
                                  hold_ms=timer.hold_ms(queue))[0][0]
-            spent["timed"] += time.monotonic() - t_series
+            spent[proto.SPENT_TIMED] += time.monotonic() - t_series
             alone[k] = dict(zip(("ms", "min_ms", "max_ms"), _stats(times)),
                             choices=autotune.choices(theirs), queue_ms=queue)
             return alone[k]["ms"], alone[k]["min_ms"], alone[k]["max_ms"]
-        case = {"key": k}
+        case = {proto.CASE_KEY: k}
         cases.append(case)
         outs = []
         COUNTER.active = True
@@ -248,52 +249,54 @@ def run(job, plan, prepared=0.0):
             per, (x, out) = sides.series(fns, n, rng.randrange(n), hold)
         finally:
             case["timed_launches"], COUNTER.timed = COUNTER.timed, None
-        spent["timed"] += time.monotonic() - t_series
+        spent[proto.SPENT_TIMED] += time.monotonic() - t_series
         outs.append(_kept(out, x, master, k))
         del x, out
         # The CPU mode has no device timeline to hide work from.
         case["hidden_work"] = job.device != "cpu" and \
             _hides_work(lambda i: sides.call(fns[i])[0], checked)
-        case["ms"], case["min_ms"], case["max_ms"] = _stats(per[0])
+        case[proto.CASE_MS], case["min_ms"], case["max_ms"] = _stats(per[0])
         if ref is not None:
-            case["ms_ref"], case["min_ms_ref"], case["max_ms_ref"] = _stats(per[1])
-            case["ref_choices"] = autotune.choices(theirs)
+            case[proto.CASE_MS_REF], case["min_ms_ref"], case["max_ms_ref"] = _stats(per[1])
+            case[proto.CASE_REF_CHOICES] = autotune.choices(theirs)
         elif k in alone:
-            case["ms_ref"] = alone[k]["ms"]
-            case["ref_choices"] = alone[k]["choices"]
+            case[proto.CASE_MS_REF] = alone[k]["ms"]
+            case[proto.CASE_REF_CHOICES] = alone[k]["choices"]
         case["choices"] = autotune.choices(ours)
-        if ref is not None and case["ms"] > 0 and case["ms_ref"] >= RECHECK_SPEEDUP * case["ms"]:
+        if ref is not None and case[proto.CASE_MS] > 0 and \
+                case[proto.CASE_MS_REF] >= RECHECK_SPEEDUP * case[proto.CASE_MS]:
             t_series = time.monotonic()
             case["recheck"] = _recheck(sides, fns, n, hold)
             spent["recheck"] = spent.get("recheck", 0.0) + time.monotonic() - t_series
         kept[k] = outs
         if k == profile_key:  # after its timing, never inside it
             t_prof = time.monotonic()
-            result["kernel_profile"] = _profiled(job, k, sides, call, timer, plan, case["choices"])
-            spent["profile"] += time.monotonic() - t_prof
+            result[proto.TIMING_KERNEL_PROFILE] = _profiled(job, k, sides, call, timer, plan, case["choices"])
+            spent[proto.SPENT_PROFILE] += time.monotonic() - t_prof
         guard.release_cached(job.device)
-        return case["ms"], case["min_ms"], case["max_ms"]
+        return case[proto.CASE_MS], case["min_ms"], case["max_ms"]
 
     try:
-        job.program.cases(visit, with_reference=bool(plan.get("reference", True)))
+        job.program.cases(visit, with_reference=bool(proto.need(plan, proto.PLAN_REFERENCE,
+                                                                "the timing plan")))
         # A fault of the last queued calls surfaces at the next use of
         # the device: it is the timing's, not the probe's.
         result["probe_after"] = timer.probe()
     except Exception as exc:  # noqa: BLE001
         result["error"] = error_info(exc, job.own_files())
-    result["cases_total"] = job.program.cases_total
+    result[proto.TIMING_CASES_TOTAL] = job.program.cases_total
     result["untouched"] = timer.untouched()
     result["replaced"] = intact.changed(intact.SNAP)
     job.hooks["timed"]()  # what follows needs no GPU alone
-    result["seconds"] = spent["alone"] = round(time.monotonic() - t0, 3)
-    spent["tuning"] = autotune.STATE.search_s - tuned0
+    result["seconds"] = spent[proto.SPENT_ALONE] = round(time.monotonic() - t0, 3)
+    spent[proto.SPENT_TUNING] = autotune.STATE.search_s - tuned0
     for k in spent:
         spent[k] = round(spent[k] or 0.0, 3)
-    torch.save(kept, os.path.join(job.dir, "timed.pt"))
-    tmp = os.path.join(job.dir, "timing.json.tmp")
+    torch.save(kept, os.path.join(job.dir, proto.FILE_TIMED_PT))
+    tmp = os.path.join(job.dir, proto.FILE_TIMING + ".tmp")
     with open(tmp, "w") as fp:
         json.dump(result, fp)
-    os.replace(tmp, os.path.join(job.dir, "timing.json"))
+    os.replace(tmp, os.path.join(job.dir, proto.FILE_TIMING))
 
 
 def _profiled(job, k, sides, call, timer, plan, choices):
@@ -304,14 +307,15 @@ def _profiled(job, k, sides, call, timer, plan, choices):
     except Exception as exc:  # noqa: BLE001 - the timing stands without it
         prof = {"available": False, "case": k,
                 "message": f"the profiler failed: {type(exc).__name__}: {exc}"}
-    want = (plan.get("kernel_profile") or {}).get("counters")
+    want = (plan.get(proto.PLAN_KERNEL_PROFILE) or {}).get(proto.PLAN_COUNTERS)
     if not isinstance(want, dict):
         return prof
-    if not want.get("path"):
-        counted = {"available": False, "message": str(want.get("message") or "no profiler")}
+    if not want.get(proto.PLAN_NCU_PATH):
+        counted = {"available": False, "message": str(want.get(proto.PLAN_NCU_MESSAGE) or "no profiler")}
     else:
         try:
-            counted = counters.run(job, k, want["path"], choices, float(want.get("timeout") or 60))
+            counted = counters.run(job, k, want[proto.PLAN_NCU_PATH], choices,
+                                   float(proto.need(want, proto.PLAN_NCU_TIMEOUT, "the counters plan")))
         except Exception as exc:  # noqa: BLE001 - as above
             counted = {"available": False, "tool": "ncu",
                        "message": f"reading the counters failed: {type(exc).__name__}: {exc}"}
