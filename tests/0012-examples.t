@@ -16,6 +16,7 @@ for c in jq git bash; do command -v $c >/dev/null || skip_all "no $c"; done
 # page-N: why it cannot run here.
 skipped="
 geak-eval.1-3 it needs two GPUs
+geak-eval.1-5 it calibrates every task of a task file (tests/0396-calib-export.t runs the round trip on one)
 geak-gen.1-1 it needs an Anthropic key
 geak-gen.1-4 it needs a key in WORK_KEY
 geak-gen.1-7 it needs an OpenAI and an Anthropic key
