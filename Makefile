@@ -99,10 +99,16 @@ units: $(UNIT) $(HELPERS)
 
 # The test files run side by side, PROVE_JOBS at a time, each in a
 # scratch folder of its own with its own caches and GPU locks (tests/lib.sh).
-# PROVE_JOBS=1 runs them one by one.
+# PROVE_JOBS=1 runs them one by one.  The longest start first, so that
+# the streams end together: tests/slowest names them, longest first (a
+# name no longer there is passed over); every other file follows in name
+# order.
 PROVE_JOBS = 2
+TESTS_ALL  = $(sort $(wildcard tests/*.t))
+TESTS_SLOW = $(filter $(TESTS_ALL),$(shell cat tests/slowest))
+TESTS      = $(TESTS_SLOW) $(filter-out $(TESTS_SLOW),$(TESTS_ALL))
 check: all units
-	@GEAK_SANITIZE='$(SANITIZE)' prove -j$(PROVE_JOBS) $(PROVE_FLAGS) tests/*.t
+	@GEAK_SANITIZE='$(SANITIZE)' prove -j$(PROVE_JOBS) $(PROVE_FLAGS) $(TESTS)
 
 # The record reader under libFuzzer.  Needs clang.
 FUZZ_CC   = $(shell command -v clang 2>/dev/null || command -v clang-14 2>/dev/null || echo clang)

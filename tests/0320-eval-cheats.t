@@ -70,10 +70,11 @@ for f in torch_fallback honest; do
 		--arg name "$f" '{id: "plain/torchref", cheat: $name, code: $code,
 		  task: {suite: "plain", name: "add", reference: $ref, test: $test}}'
 done > torchref.jsonl
+geak-eval --cpu --no-cache --static off torchref.jsonl > torchref.out 2>/dev/null
 check_same "against a torch reference: a torch fallback is a cheat, a Triton kernel passes" \
 	"false cheat true null" \
-	"$(geak-eval --cpu --no-cache --static off torchref.jsonl 2>/dev/null | jq -r '.eval | "\(.exec) \(.reason)"' | paste -sd ' ')"
+	"$(jq -r '.eval | "\(.exec) \(.reason)"' torchref.out | paste -sd ' ')"
 check_match "and the message says which output no kernel of the candidate wrote" \
 	"launched none of the candidate|no Triton kernel" \
-	"$(geak-eval --cpu --no-cache --static off torchref.jsonl 2>/dev/null | sed -n 1p | jq -r .eval.message)"
+	"$(sed -n 1p torchref.out | jq -r .eval.message)"
 done_testing

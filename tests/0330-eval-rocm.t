@@ -12,9 +12,23 @@ plan 11
 
 geak-import --suite rocm --ids test_reverse_range --as-candidate "$geak" > ref.jsonl
 jq -c '.code = "import triton\n" | .mutant = "missing"' ref.jsonl > miss.jsonl
-cat ref.jsonl miss.jsonl > in.jsonl
-geak-eval -j 2 --cpu --no-cache --static off in.jsonl > out.jsonl 2> err.txt
+# An autotuning candidate runs the task's autotune variant of the test;
+# one whose autotuner leaves BLOCK to the caller (as the reference does)
+# runs the original test instead, and the record says so.
+d=$top/tests/harness/rocm_double
+jq -nc --rawfile r "$d/reference.py" --rawfile t "$d/test.py" \
+	--rawfile a "$d/test_autotune.py" --rawfile u "$d/tuned.py" \
+	'{id: "rocm/double", task: {suite: "rocm", name: "double", reference: $r,
+	  test: $t, test_autotune: $a}} | (.code = $r), (.code = $u),
+	  (.code = ($r | sub("\\* 2\\)"; "* 3)")))' > tune.jsonl
+
+# Both tasks' records in one run (each run starts workers that import
+# torch): out.jsonl the smoke task's, tune-out.jsonl the autotuning one's.
+cat ref.jsonl miss.jsonl tune.jsonl > in.jsonl
+geak-eval -j 2 --cpu --no-cache --static off in.jsonl > all.jsonl 2> err.txt
 check_same "geak-eval exits 0" 0 $?
+jq -c 'select(.id != "rocm/double")' all.jsonl > out.jsonl
+jq -c 'select(.id == "rocm/double")' all.jsonl > tune-out.jsonl
 check_same "the reference passes" "true true done" \
 	"$(sed -n 1p out.jsonl | jq -r '.eval | "\(.call) \(.exec) \(.stage)"')"
 check_same "without its kernel the file's tests fail call" "false runtime" \
@@ -28,16 +42,8 @@ check_same "nothing is timed on the CPU" null "$(sed -n 1p out.jsonl | jq -r .ev
 check_same "the first seed runs twice, the seeds that change nothing not at all" "[42,42]" \
 	"$(sed -n 1p out.jsonl | jq -c '[.eval.runs[].seed]')"
 
-# An autotuning candidate runs the task's autotune variant of the test;
-# one whose autotuner leaves BLOCK to the caller (as the reference does)
-# runs the original test instead, and the record says so.
-d=$top/tests/harness/rocm_double
-jq -nc --rawfile r "$d/reference.py" --rawfile t "$d/test.py" \
-	--rawfile a "$d/test_autotune.py" --rawfile u "$d/tuned.py" \
-	'{id: "rocm/double", task: {suite: "rocm", name: "double", reference: $r,
-	  test: $t, test_autotune: $a}} | (.code = $r), (.code = $u),
-	  (.code = ($r | sub("\\* 2\\)"; "* 3)")))' > tune.jsonl
-geak-eval -j 2 --cpu --no-cache --static off tune.jsonl > tune-out.jsonl 2> err.txt
+# The autotuning candidates' checks (their records judged with the
+# smoke task's, above).
 check_same "the reference passes under the original test, noted" "true original_test" \
 	"$(sed -n 1p tune-out.jsonl | jq -r '.eval | "\(.exec) \(.notes | join(","))"')"
 check_same "a candidate that tunes BLOCK passes under the variant" "true " \

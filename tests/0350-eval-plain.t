@@ -8,6 +8,27 @@ command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 plan 52
 
+# Runs of geak-eval with the same flags are made one (each run starts
+# workers that import torch, seconds each): gather RUN NAME adds
+# NAME.jsonl's records to RUN.jsonl, each id marked " #NAME"; judge RUN
+# FLAGS... runs geak-eval once on them, with RUN.err its stderr, and
+# gives each NAME.out its records (in their order) and NAME.err their
+# trace lines.  Its exit status is geak-eval's.
+gather() {
+	jq -c --arg n "$2" '.id += " #" + $n' "$2.jsonl" >> "$1.jsonl"
+}
+judge() {
+	run=$1
+	shift
+	geak-eval "$@" "$run.jsonl" > "$run.out" 2> "$run.err"
+	rc=$?
+	for n in $(jq -r '.id | sub(".* #"; "")' "$run.jsonl" | sort -u); do
+		jq -c --arg n "$n" 'select(.id | endswith(" #" + $n))' "$run.out" > "$n.out"
+		grep -F " #$n): " "$run.err" > "$n.err"
+	done
+	return $rc
+}
+
 cat > ref.py <<'PY'
 import torch
 import triton
@@ -48,15 +69,7 @@ task() {
 	task close.py '{"rtol": 0.01, "atol": 0.01}'
 	task missing.py null
 } > in.jsonl
-geak-eval -j 2 --cpu --no-cache --static off in.jsonl > out.jsonl 2> err.txt
-check_same "geak-eval exits 0" 0 $?
-check_same "the reference passes through test(fn) and task.entry" "true true" \
-	"$(sed -n 1p out.jsonl | jq -r '.eval | "\(.call) \(.exec)"')"
-check_same "a 0.5% error fails at the default tolerance" "false mismatch" \
-	"$(sed -n 2p out.jsonl | jq -r '.eval | "\(.exec) \(.reason)"')"
-check_same "and passes at the task's tolerance" "true" "$(sed -n 3p out.jsonl | jq -r .eval.exec)"
-check_match "a candidate without the function fails call" "^false runtime .*scale" \
-	"$(sed -n 4p out.jsonl | jq -r '.eval | "\(.call) \(.reason) \(.message)"')"
+gather run-j2 in
 
 # A reference with an element that depends on the process (as memory it
 # reads but never wrote does): the same in every run of one process, so
@@ -66,9 +79,7 @@ sed 's/    return out$/    out[0] = float(os.getpid() % 1000)\n    return out/; 
 jq -nc --rawfile r pid.py --rawfile t test.py \
 	'{id: "plain/op", code: $r, task: {suite: "plain", name: "op", entry: "scale", reference: $r, test: $t}}' > pid.jsonl
 check_same "the process-dependent reference is what it says" 1 "$(grep -c getpid pid.py)"
-check_same "as its own candidate it passes, the element left out" "true true unstable_reference" \
-	"$(geak-eval --cpu --no-cache --static off pid.jsonl 2>/dev/null |
-		jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "unstable_reference")) | join(","))"')"
+gather run-j1 pid
 
 # A candidate that runs out of (GPU) memory: beside other jobs the memory
 # they held may be what it lacked, so its job runs once more (on a GPU,
@@ -77,11 +88,7 @@ sed 's/^    out = torch.empty_like(x)$/    raise torch.cuda.OutOfMemoryError("CU
 check_same "the out-of-memory candidate is what it says" 1 "$(grep -c OutOfMemoryError oom.py)"
 jq -nc --rawfile r ref.py --rawfile t test.py --rawfile c oom.py \
 	'{id: "plain/op", code: $c, task: {suite: "plain", name: "op", entry: "scale", reference: $r, test: $t}}' > oom.jsonl
-check_same "it fails as runtime, noted oom_retry" "false runtime oom_retry" \
-	"$(geak-eval -v --cpu --no-cache --static off oom.jsonl 2>oom.err |
-		jq -r '.eval | "\(.call) \(.reason) \(.notes | map(select(. == "oom_retry")) | join(","))"')"
-check_same "its job ran twice, the trace naming the CPU and no GPU" "1 0" \
-	"$(grep -c 'cand-.*: out of memory beside other jobs; once more$' oom.err) $(grep -c GPU oom.err)"
+gather run-v oom
 
 # A job killed by SIGKILL that nobody in geak-eval sent (the host's
 # out-of-memory killer, when the jobs beside it filled the host): once
@@ -91,9 +98,14 @@ check_same "its job ran twice, the trace naming the CPU and no GPU" "1 0" \
 check_same "the once-killed candidate is what it says" 1 "$(grep -c SIGKILL killed.py)"
 jq -nc --rawfile r ref.py --rawfile t test.py --rawfile c killed.py \
 	'{id: "plain/op", code: $c, task: {suite: "plain", name: "op", entry: "scale", reference: $r, test: $t}}' > killed.jsonl
-check_same "it passes the second time, noted oom_retry, the retry traced" "true true oom_retry 1" \
-	"$(geak-eval -v --cpu --no-cache --static off killed.jsonl 2>killed.err |
-		jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "oom_retry")) | join(","))"') $(grep -c 'cand-.*: killed by SIGKILL (host memory?) beside other jobs' killed.err)"
+gather run-v killed
+judge run-v -v --cpu --no-cache --static off
+check_same "the out-of-memory candidate fails as runtime, noted oom_retry" "false runtime oom_retry" \
+	"$(jq -r '.eval | "\(.call) \(.reason) \(.notes | map(select(. == "oom_retry")) | join(","))"' oom.out)"
+check_same "its job ran twice, the trace naming the CPU and no GPU" "1 0" \
+	"$(grep -c 'cand-.*: out of memory beside other jobs; once more$' oom.err) $(grep -c GPU run-v.err)"
+check_same "the once-killed candidate passes the second time, noted oom_retry, the retry traced" "true true oom_retry 1" \
+	"$(jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "oom_retry")) | join(","))"' killed.out) $(grep -c 'cand-.*: killed by SIGKILL (host memory?) beside other jobs' killed.err)"
 
 # A reference that fails only on poisoned memory (as references that use
 # memory they never wrote as indices fault there): it runs again without
@@ -107,11 +119,7 @@ for c in fragile fragile_wrong; do
 	jq -nc --rawfile r fragile.py --rawfile t test.py --rawfile c "$c.py" --arg m "$c" \
 		'{id: "plain/op", mutant: $m, code: $c, task: {suite: "plain", name: "op", entry: "scale", reference: $r, test: $t}}'
 done > fragile.jsonl
-geak-eval --cpu --no-cache --static off fragile.jsonl > fragile.out 2>fragile.err
-check_same "as its own candidate it passes without the poison, noted" "true true no_poison" \
-	"$(sed -n 1p fragile.out | jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "no_poison")) | join(","))"')"
-check_same "a wrong candidate of that task still fails" "false mismatch" \
-	"$(sed -n 2p fragile.out | jq -r '.eval | "\(.exec) \(.reason)"')"
+gather run-j1 fragile
 
 # The other half of the poison: NaN left in the allocator's free blocks
 # before each call.  A task run without the poison gets none of it either
@@ -119,9 +127,7 @@ check_same "a wrong candidate of that task still fails" "false mismatch" \
 sed 's/^    out = torch.empty_like(x)$/    probe = torch.empty(256)\n    if bool(torch.isnan(probe).all()):\n        raise RuntimeError("an illegal memory access was encountered")\n    out = torch.empty_like(x)/' ref.py > nanfrag.py
 jq -nc --rawfile r nanfrag.py --rawfile t test.py --rawfile c nanfrag.py \
 	'{id: "plain/op", code: $c, task: {suite: "plain", name: "op", entry: "scale", reference: $r, test: $t}}' > nanfrag.jsonl
-geak-eval --cpu --no-cache --static off nanfrag.jsonl > nanfrag.out 2>nanfrag.err
-check_same "a reference that faults on the allocator's poison passes without it, noted" "true true no_poison" \
-	"$(jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "no_poison")) | join(","))"' nanfrag.out)"
+gather run-j1 nanfrag
 
 # A reference whose output depends on its autotuner's choice: the
 # calibration runs it under each of its configurations, so the judge
@@ -136,12 +142,7 @@ for c in normal-right reversed-right reversed-wrong; do
 	jq -nc --rawfile r tuned-normal-right.py --rawfile t "$top/tests/cheats/add_test.py" --rawfile c "tuned-$c.py" --arg m "$c" \
 		'{id: "plain/add", mutant: $m, code: $c, task: {suite: "plain", name: "add", reference: $r, test: $t}}'
 done > tuned.jsonl
-geak-eval --cpu --no-cache --static off tuned.jsonl > tuned.out 2>tuned.err
-check_same "the reference and the candidate tuned the other way pass, the element left out" \
-	"true unstable_reference true unstable_reference" \
-	"$(sed -n 1,2p tuned.out | jq -r '.eval | "\(.exec) \(.notes | map(select(. == "unstable_reference")) | join(","))"' | paste -sd ' ')"
-check_same "a candidate wrong where the tuning does not matter fails" "false mismatch" \
-	"$(sed -n 3p tuned.out | jq -r '.eval | "\(.exec) \(.reason)"')"
+gather run-j1 tuned
 # Among three configurations the candidate's may be neither the
 # reference's first choice nor its second: the calibration ran each.
 for v in "normal right three" "reversed right three" "reversed wrong three"; do
@@ -151,8 +152,7 @@ for c in reversed-right-three reversed-wrong-three; do
 	jq -nc --rawfile r t3-normal-right-three.py --rawfile t "$top/tests/cheats/add_test.py" --rawfile c "t3-$c.py" --arg m "$c" \
 		'{id: "plain/add3", mutant: $m, code: $c, task: {suite: "plain", name: "add", reference: $r, test: $t}}'
 done > t3.jsonl
-check_same "three configurations: the candidate's third passes, a wrong one fails" "true false mismatch" \
-	"$(geak-eval --cpu --no-cache --static off t3.jsonl 2>/dev/null | jq -r '.eval | if .exec then "true" else "false \(.reason)" end' | paste -sd ' ')"
+gather run-j1 t3
 
 # A reference that cannot run under another configuration (as one that
 # faults on a shape its search did not see): its calibration's second
@@ -165,9 +165,7 @@ check_same "the reference that fails under its second configuration is what it s
 	"$(grep -c 'triton.autotune' pidtuned.py) $(grep -c 'static_assert(SHIFT == 0)' pidtuned.py)"
 jq -nc --rawfile r pidtuned.py --rawfile t test.py \
 	'{id: "plain/op", code: $r, task: {suite: "plain", name: "op", entry: "scale", reference: $r, test: $t}}' > pidtuned.jsonl
-check_same "as its own candidate it passes, the element left out" "true true unstable_reference" \
-	"$(geak-eval --cpu --no-cache --static off pidtuned.jsonl 2>/dev/null |
-		jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "unstable_reference")) | join(","))"')"
+gather run-j1 pidtuned
 
 # A job may write files of --file-limit MiB at most, and its outputs are
 # one file: outputs larger than that fail with a message that names the
@@ -237,11 +235,7 @@ PY
 } > racy.py
 sed 's/) \* s, mask/) * s + (offs == 7), mask/' racy.py > racy-wrong.py
 mutants racy racy.py racy racy-wrong
-geak-eval --cpu -j 2 --no-cache --static off racy.jsonl > racy.out 2> racy.err
-check_same "a racing reference judged against itself passes (its races left out)" \
-	"true unstable_reference" "$(sed -n 1p racy.out | jq -r '.eval | "\(.exec) \(.notes - ["within_reference_spread"] | join(","))"')"
-check_same "a candidate wrong where nothing races fails" "false mismatch" \
-	"$(sed -n 2p racy.out | jq -r '.eval | "\(.exec) \(.reason)"')"
+gather run-j2 racy
 
 # A reference that races where no number of its runs shows every element
 # that can: one element of a 65536-wide tail, drawn at random on every
@@ -262,14 +256,7 @@ sed 's/) \* s, mask/) * s + (offs == 7), mask/' sparse.py > sparse-wrong.py
 check_same "the sparsely racing reference and its wrong twin are what they say" "1 1" \
 	"$(grep -c 'os.urandom(4)' sparse.py) $(grep -c 'offs == 7' sparse-wrong.py)"
 mutants sparse sparse.py sparse sparse-wrong
-geak-eval --cpu -j 2 --no-cache --static off sparse.jsonl > sparse.out 2> sparse.err
-check_same "a sparsely racing reference judged against itself passes, noted" \
-	"true unstable_reference,within_reference_spread" \
-	"$(sed -n 1p sparse.out | jq -r '.eval | "\(.exec) \(.notes - ["no_landlock"] | join(","))"')"
-check_same "a candidate wrong at one element in every run fails" "false mismatch" \
-	"$(sed -n 2p sparse.out | jq -r '.eval | "\(.exec) \(.reason)"')"
-check_match "its message gives the counts" "own runs differ at up to [0-9]+ elements, the candidate.s outputs at [0-9, ]+, [1-9][0-9]* in all of them" \
-	"$(sed -n 2p sparse.out | jq -r '.eval.message')"
+gather run-j2 sparse
 
 # A reference whose race is decided alike within a process and apart
 # across processes (the tail's element is set by the process id, as reads
@@ -291,10 +278,7 @@ sed 's/) \* s, mask/) * s + (offs < 8), mask/' perproc.py > perproc-wrong.py
 check_same "the per-process racing reference and its wrong twin are what they say" "1 1" \
 	"$(grep -c 'os.getpid() % 65536' perproc.py) $(grep -c 'offs < 8' perproc-wrong.py)"
 mutants perproc perproc.py perproc perproc-wrong
-geak-eval --cpu -j 2 --no-cache --static off perproc.jsonl > perproc.out 2> perproc.err
-check_same "races fixed within a process: the same code passes, noted; wrong at 8 elements fails" \
-	"true within_reference_spread false mismatch" \
-	"$(jq -r '.eval | "\(.exec) \(if .exec then (.notes - ["no_landlock", "unstable_reference"] | join(",")) else .reason end)"' perproc.out | paste -sd ' ')"
+gather run-j2 perproc
 
 check_same "races decided anew on every run are never taken for races fixed within a process; those are" \
 	"0 0 0 200" "$("$GEAK_PYTHON" "$top/tests/harness/fixed_races.py" 200 2>>err.txt | tail -n 1)"
@@ -318,7 +302,33 @@ sed 's/^    return (out, rows)$/    rows[9, 0] = 2\n    return (out, rows)/' row
 check_same "the row-racing reference and its two twins are what they say" "1 1 1" \
 	"$(grep -c 'os.urandom(4)' rows.py) $(grep -c 'rows\[5, 0\] = 2' rows-in.py) $(grep -c 'rows\[9, 0\] = 2' rows-out.py)"
 mutants rows rows.py rows-in rows-out
-geak-eval --cpu -j 2 --no-cache --static off rows.jsonl > rows.out 2> rows.err
+gather run-j2 rows
+
+# The verdicts of the records gathered for two slots: the plain format's
+# first four, then the races' above.
+judge run-j2 -j 2 --cpu --no-cache --static off
+check_same "geak-eval exits 0" 0 $?
+check_same "the reference passes through test(fn) and task.entry" "true true" \
+	"$(sed -n 1p in.out | jq -r '.eval | "\(.call) \(.exec)"')"
+check_same "a 0.5% error fails at the default tolerance" "false mismatch" \
+	"$(sed -n 2p in.out | jq -r '.eval | "\(.exec) \(.reason)"')"
+check_same "and passes at the task's tolerance" "true" "$(sed -n 3p in.out | jq -r .eval.exec)"
+check_match "a candidate without the function fails call" "^false runtime .*scale" \
+	"$(sed -n 4p in.out | jq -r '.eval | "\(.call) \(.reason) \(.message)"')"
+check_same "a racing reference judged against itself passes (its races left out)" \
+	"true unstable_reference" "$(sed -n 1p racy.out | jq -r '.eval | "\(.exec) \(.notes - ["within_reference_spread"] | join(","))"')"
+check_same "a candidate wrong where nothing races fails" "false mismatch" \
+	"$(sed -n 2p racy.out | jq -r '.eval | "\(.exec) \(.reason)"')"
+check_same "a sparsely racing reference judged against itself passes, noted" \
+	"true unstable_reference,within_reference_spread" \
+	"$(sed -n 1p sparse.out | jq -r '.eval | "\(.exec) \(.notes - ["no_landlock"] | join(","))"')"
+check_same "a candidate wrong at one element in every run fails" "false mismatch" \
+	"$(sed -n 2p sparse.out | jq -r '.eval | "\(.exec) \(.reason)"')"
+check_match "its message gives the counts" "own runs differ at up to [0-9]+ elements, the candidate.s outputs at [0-9, ]+, [1-9][0-9]* in all of them" \
+	"$(sed -n 2p sparse.out | jq -r '.eval.message')"
+check_same "races fixed within a process: the same code passes, noted; wrong at 8 elements fails" \
+	"true within_reference_spread false mismatch" \
+	"$(jq -r '.eval | "\(.exec) \(if .exec then (.notes - ["no_landlock", "unstable_reference"] | join(",")) else .reason end)"' perproc.out | paste -sd ' ')"
 check_same "fixed apart inside a racing row: passes, noted; in a row where nothing races: mismatch" \
 	"true within_reference_spread false mismatch" \
 	"$(jq -r '.eval | "\(.exec) \(if .exec then (.notes - ["no_landlock", "unstable_reference"] | join(",")) else .reason end)"' rows.out | paste -sd ' ')"
@@ -349,14 +359,7 @@ for pair in once:once once:once-wrong ref:once; do
 		'{id: "plain/once", mutant: $m, code: $c, task: {suite: "plain", name: "once", entry: "scale",
 		  reference: $r, test: $t}}'
 done > once.jsonl
-geak-eval --cpu --no-cache --static off once.jsonl > once.out 2> once.err
-check_same "the run-once reference as candidate passes, one call per process, every run made" \
-	"true one_call_per_process 4" \
-	"$(sed -n 1p once.out | jq -r '.eval | "\(.exec) \(.notes | map(select(. == "one_call_per_process")) | join(",")) \(.runs | length)"')"
-check_same "its wrong twin fails" "false mismatch" "$(sed -n 2p once.out | jq -r '.eval | "\(.exec) \(.reason)"')"
-check_match "a candidate that fails on a later call where the reference does not fails" \
-	"^false false runtime .*illegal memory access, as it were" \
-	"$(sed -n 3p once.out | jq -r '.eval | "\(.call) \(.exec) \(.reason) \(.message)"')"
+gather run-j1 once
 
 # Numbers in the outputs (a loss, a gradient's norm) where two runs of
 # the reference disagree are left out like tensor elements; the others
@@ -393,7 +396,36 @@ PY
 jq -nc --rawfile r faulty.py --rawfile t test.py --rawfile c faulty.py \
 	'{id: "plain/faulty", code: $c, task: {suite: "plain", name: "faulty", entry: "scale",
 	  reference: $r, test: $t}}' > faulty.jsonl
-geak-eval --cpu --no-cache --static off faulty.jsonl > faulty.out 2> faulty.err
+gather run-j1 faulty
+
+# The verdicts of the records gathered for one slot: the process-dependent
+# reference's, the poison's, the tuning's, the run-once and the
+# resampling references'.
+judge run-j1 --cpu --no-cache --static off
+check_same "as its own candidate it passes, the element left out" "true true unstable_reference" \
+	"$(jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "unstable_reference")) | join(","))"' pid.out)"
+check_same "as its own candidate it passes without the poison, noted" "true true no_poison" \
+	"$(sed -n 1p fragile.out | jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "no_poison")) | join(","))"')"
+check_same "a wrong candidate of that task still fails" "false mismatch" \
+	"$(sed -n 2p fragile.out | jq -r '.eval | "\(.exec) \(.reason)"')"
+check_same "a reference that faults on the allocator's poison passes without it, noted" "true true no_poison" \
+	"$(jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "no_poison")) | join(","))"' nanfrag.out)"
+check_same "the reference and the candidate tuned the other way pass, the element left out" \
+	"true unstable_reference true unstable_reference" \
+	"$(sed -n 1,2p tuned.out | jq -r '.eval | "\(.exec) \(.notes | map(select(. == "unstable_reference")) | join(","))"' | paste -sd ' ')"
+check_same "a candidate wrong where the tuning does not matter fails" "false mismatch" \
+	"$(sed -n 3p tuned.out | jq -r '.eval | "\(.exec) \(.reason)"')"
+check_same "three configurations: the candidate's third passes, a wrong one fails" "true false mismatch" \
+	"$(jq -r '.eval | if .exec then "true" else "false \(.reason)" end' t3.out | paste -sd ' ')"
+check_same "as its own candidate it passes, the element left out" "true true unstable_reference" \
+	"$(jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "unstable_reference")) | join(","))"' pidtuned.out)"
+check_same "the run-once reference as candidate passes, one call per process, every run made" \
+	"true one_call_per_process 4" \
+	"$(sed -n 1p once.out | jq -r '.eval | "\(.exec) \(.notes | map(select(. == "one_call_per_process")) | join(",")) \(.runs | length)"')"
+check_same "its wrong twin fails" "false mismatch" "$(sed -n 2p once.out | jq -r '.eval | "\(.exec) \(.reason)"')"
+check_match "a candidate that fails on a later call where the reference does not fails" \
+	"^false false runtime .*illegal memory access, as it were" \
+	"$(sed -n 3p once.out | jq -r '.eval | "\(.call) \(.exec) \(.reason) \(.message)"')"
 check_same "a reference that fails in its extra runs still judges (itself as candidate passes)" \
 	"true unstable_reference" "$(jq -r '.eval | "\(.exec) \(.notes - ["within_reference_spread"] | join(","))"' faulty.out)"
 
@@ -486,9 +518,7 @@ def inputs():
 PY
 jq -nc --rawfile r fill.py --rawfile t fill_test.py \
 	'{id: "plain/fill_max", code: $r, task: {suite: "plain", name: "fill_max", reference: $r, test: $t}}' > fill.jsonl
-geak-eval --cpu --no-cache fill.jsonl > fill.out 2>> err.txt
-check_same "a racing in-place output passes its probe as its own candidate" "true null" \
-	"$(jq -r '"\(.eval.exec) \(.eval.message)"' fill.out)"
+gather run-static fill
 
 # An argument that no call of the reference changes but its probe may:
 # here only the first probe of a process (the reference's canonical one,
@@ -527,7 +557,10 @@ def inputs():
 PY
 jq -nc --rawfile r lift.py --rawfile t lift_test.py \
 	'{id: "plain/lift", code: $r, task: {suite: "plain", name: "lift", reference: $r, test: $t}}' > lift.jsonl
-geak-eval --cpu --no-cache lift.jsonl > lift.out 2>> err.txt
+gather run-static lift
+judge run-static --cpu --no-cache
+check_same "a racing in-place output passes its probe as its own candidate" "true null" \
+	"$(jq -r '"\(.eval.exec) \(.eval.message)"' fill.out)"
 check_same "an argument only the reference's probe changed: the repeat's probe keeps it" "true null" \
 	"$(jq -r '"\(.eval.exec) \(.eval.message)"' lift.out)"
 

@@ -151,7 +151,7 @@ check_same "as many requests as the uninterrupted run" \
 # What differs from run to run: timings, the server's request ids, and the
 # evaluator's paths in the traceback.
 same() {
-	jq -cS 'del(.llm.latency_ms, .llm.request_id, .eval.seconds, .eval.phases, .eval.cached,
+	jq -cS 'del(.llm.latency_ms, .llm.request_id, .eval.seconds, .eval.phases, .eval.calibration, .eval.cached,
 		.eval.traceback, .eval.runs, .eval.stdout_tail, .eval.stderr_tail)' "$1"
 }
 for f in iter-0 evaluated-0 iter-1 evaluated-1 iter-2 evaluated-2; do

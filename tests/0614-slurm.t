@@ -38,7 +38,7 @@ check_prompt='Reply with the single word: ok'
 # What differs from run to run: timings, the server's request ids, and the
 # evaluator's paths in the traceback.
 same() {
-	jq -cS 'del(.llm.latency_ms, .llm.request_id, .eval.seconds, .eval.phases, .eval.cached,
+	jq -cS 'del(.llm.latency_ms, .llm.request_id, .eval.seconds, .eval.phases, .eval.calibration, .eval.cached,
 		.eval.traceback, .eval.runs, .eval.stdout_tail, .eval.stderr_tail)' "$@"
 }
 now() { date +%s.%N; }

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: MIT
 """Check the retrieval corpus in share/corpus/ and report the result as TAP.
 
-Every share/corpus/*.py file is run in its own subprocess (TRITON_INTERPRET=1,
-60 s timeout): the module is imported by path, the wrapper named by its
-module-level ENTRY is called on _example_inputs("cpu") and the result is
-compared with _reference() using torch.testing.assert_close. Tolerances come
+Every share/corpus/*.py file is run in a process of its own (TRITON_INTERPRET=1,
+60 s timeout), forked from this one once it has imported torch and Triton
+(seconds an import, more than most checks take): the module is imported by
+path, the wrapper named by its module-level ENTRY is called on
+_example_inputs("cpu") and the result is compared with _reference() using
+torch.testing.assert_close. Tolerances come
 from an optional module-level TOLERANCE (a dict of atol/rtol, or a list of such
 dicts, one per returned tensor), otherwise from a per-dtype default table.
 The same test line also checks the file's form: SPDX header, module docstring,
@@ -17,12 +19,13 @@ Environment: GEAK_CORPUS_JOBS sets how many files are checked in parallel.
 """
 
 import ast
-import concurrent.futures
 import glob
 import os
-import subprocess
+import signal
 import sys
+import tempfile
 import time
+import traceback
 
 sys.dont_write_bytecode = True  # leave no __pycache__ in share/corpus/
 
@@ -84,7 +87,7 @@ def static_problems(path):
 
 
 # ----------------------------------------------------------------------------
-# Numerical check (run in a child process)
+# Numerical check (run in a forked process)
 # ----------------------------------------------------------------------------
 
 def _default_tolerance(dtype):
@@ -178,47 +181,103 @@ def run_one(path):
 # Driver
 # ----------------------------------------------------------------------------
 
-def check(path):
-    """Return (ok, reason) for one corpus file."""
-    problems = static_problems(path)
-    if problems:
-        return False, "; ".join(problems)
-    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONDONTWRITEBYTECODE="1")
-    env.setdefault("OMP_NUM_THREADS", "1")   # parallel children share the CPUs
-    try:
-        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--run-one", path],
-                              cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return False, "timed out after %d s" % TIMEOUT_S
-    if proc.returncode != 0:
-        lines = [l for l in proc.stderr.decode("utf-8", "replace").splitlines() if l.strip()]
-        reason = lines[-1].strip() if lines else "exit status %d" % proc.returncode
-        return False, reason[:500]
-    return True, ""
+def start(path):
+    """Fork the check of one corpus file: (pid, the file its stderr goes to)."""
+    err = tempfile.TemporaryFile()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.chdir(ROOT)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(err.fileno(), 2)
+            run_one(path)
+            code = 0
+        except BaseException:  # noqa: B902 - reported as the file's failure
+            traceback.print_exc()
+        finally:
+            sys.stderr.flush()
+            os._exit(code)
+    return pid, err
+
+
+def verdict(status, err):
+    """(ok, reason) from a check's wait status and its stderr."""
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        return True, ""
+    err.seek(0)
+    lines = [l for l in err.read().decode("utf-8", "replace").splitlines() if l.strip()]
+    if lines:
+        return False, lines[-1].strip()[:500]
+    if os.WIFSIGNALED(status):
+        return False, "killed by signal %d" % os.WTERMSIG(status)
+    return False, "exit status %d" % os.WEXITSTATUS(status)
+
+
+def check_all(paths, jobs):
+    """(ok, reason) for each corpus file, yielded in the order of paths:
+    at most jobs checks run at once, each killed at TIMEOUT_S."""
+    results = {}
+    running = {}  # pid: (index, stderr's file, deadline)
+    todo = list(enumerate(paths))
+    done = 0
+    while done < len(paths):
+        while todo and len(running) < jobs:
+            k, path = todo.pop(0)
+            problems = static_problems(path)
+            if problems:
+                results[k] = (False, "; ".join(problems))
+            else:
+                pid, err = start(path)
+                running[pid] = (k, err, time.monotonic() + TIMEOUT_S)
+        while done in results:
+            yield results.pop(done)
+            done += 1
+        if not running:
+            continue
+        pid, status = os.waitpid(-1, os.WNOHANG)
+        if pid in running:
+            k, err, _ = running.pop(pid)
+            results[k] = verdict(status, err)
+            err.close()
+            continue
+        now = time.monotonic()
+        for pid, (k, err, deadline) in list(running.items()):
+            if now >= deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                del running[pid]
+                results[k] = (False, "timed out after %d s" % TIMEOUT_S)
+                err.close()
+        time.sleep(0.02)
 
 
 def main(argv):
-    if len(argv) == 3 and argv[1] == "--run-one":
-        run_one(argv[2])
-        return 0
     paths = [os.path.abspath(p) for p in argv[1:]] or sorted(glob.glob(os.path.join(CORPUS, "*.py")))
     print("1..%d" % len(paths))
     sys.stdout.flush()
     jobs = int(os.environ.get("GEAK_CORPUS_JOBS", "0")) or min(8, os.cpu_count() or 1)
-    start = time.time()
+    # What the checks' processes inherit: set before torch and Triton are
+    # imported, which read them then.
+    os.environ["TRITON_INTERPRET"] = "1"
+    os.environ.setdefault("OMP_NUM_THREADS", "1")   # parallel checks share the CPUs
+    import torch  # noqa: F401
+    import triton  # noqa: F401
+    start_s = time.time()
     failed = 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        for k, (path, (ok, reason)) in enumerate(zip(paths, pool.map(check, paths)), 1):
-            name = os.path.relpath(path, ROOT) if path.startswith(ROOT + os.sep) else path
-            if ok:
-                print("ok %d - %s" % (k, name))
-            else:
-                failed += 1
-                print("not ok %d - %s # %s" % (k, name, reason.replace("#", "\\#")))
-            sys.stdout.flush()
+    for k, (path, (ok, reason)) in enumerate(zip(paths, check_all(paths, jobs)), 1):
+        name = os.path.relpath(path, ROOT) if path.startswith(ROOT + os.sep) else path
+        if ok:
+            print("ok %d - %s" % (k, name))
+        else:
+            failed += 1
+            print("not ok %d - %s # %s" % (k, name, reason.replace("#", "\\#")))
+        sys.stdout.flush()
     print("# %d of %d corpus files passed in %.1f s" % (len(paths) - failed, len(paths),
-                                                          time.time() - start))
+                                                          time.time() - start_s))
     return 1 if failed or not paths else 0
 
 

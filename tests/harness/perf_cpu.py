@@ -9,9 +9,15 @@ Times mean nothing on the CPU; the decisions are what is tested.
         CAND.py as the candidate and small performance inputs (or PERF.py)
     perf_cpu.py RECORDS.jsonl WORKDIR
         the first record of a file, its task and code as geak-eval gets them
+    perf_cpu.py --cases LIST
+        each line of LIST a JSON array, [NAME, ARG...] with the arguments
+        of either form above: every case judged by one pair of workers,
+        as geak-eval's slot judges many records (each job is a fresh fork
+        of its worker, so a case sees nothing of those before it)
 
-Prints one line of JSON: {"profile": {...}, "run": verdict, "timed":
-verdict or null, "timing": timing.json or null}.
+Prints one line of JSON a case: {"profile": {...}, "run": verdict, "timed":
+verdict or null, "timing": timing.json or null}, with "name": NAME under
+--cases, or "name" and "error" where the case could not be driven.
 """
 import json
 import os
@@ -79,15 +85,26 @@ def load(d, name):
         return json.load(fp)
 
 
-def main(args):
+def spec_and_dir(args):
     if args[0].endswith(".jsonl"):
-        spec, d = record_spec(args[0]), args[1]
-    else:
-        spec, d = add_spec(args[0], args[1], args[3] if len(args) > 3 else None), args[2]
+        return record_spec(args[0]), args[1]
+    return add_spec(args[0], args[1], args[3] if len(args) > 3 else None), args[2]
+
+
+def finish_timing(w, go):
+    """geak-eval's go (or no) to a run waiting after its handshake; then
+    the worker's messages up to the job's end ({"timed": true} may come
+    first), so that the timing's files are whole and the worker is free."""
+    w.wfile.write((json.dumps({"go": go}) + "\n").encode())
+    w.wfile.flush()
+    while "status" not in json.loads(w.rfile.readline()):
+        pass
+
+
+def drive(w, j, spec, d, timed):
+    """One case through the workers w (runs) and j (judges): its JSON."""
     d = os.path.abspath(d)
-    spec.update(seeds=[42, 43, 44], cpu=True)
-    timed = bool(os.environ.get("GEAK_TEST_TIME"))
-    w, j = Worker(), Worker()  # as geak-eval's slots: one runs, one judges
+    spec = dict(spec, seeds=[42, 43, 44], cpu=True)
     prof_dir, cand_dir = os.path.join(d, "profile"), os.path.join(d, "cand")
     for sub in (prof_dir, cand_dir, os.path.join(d, "judge"), os.path.join(d, "judge-timed")):
         os.makedirs(sub, exist_ok=True)
@@ -99,9 +116,7 @@ def main(args):
     out = {"profile": {k: profile.get(k) for k in ("ok", "error", "cases", "poison", "one_call",
                                                    "perf_error")}}
     if not profile.get("ok"):
-        print(json.dumps(out))
-        j.quit()
-        return w.quit()
+        return out
     with open(os.path.join(cand_dir, "job.json"), "w") as fp:
         json.dump(spec, fp)
     plan = profile["candidate_plan"]
@@ -116,16 +131,38 @@ def main(args):
     out["ready"] = first if first.get("ready") else None
     if first.get("ready"):
         go = bool(out["run"] and out["run"]["exec"])
-        w.wfile.write((json.dumps({"go": go}) + "\n").encode())
-        w.wfile.flush()
-        json.loads(w.rfile.readline())
+        finish_timing(w, go)
         if go:
             j.send({"op": "judge", "dir": os.path.join(d, "judge-timed"), "nonce": "j1",
                     "profile": prof_dir, "cand": cand_dir, "cand_nonce": "c0", "part": "timed",
                     "timeout": 300, "compile_timeout": 300})
             out["timed"] = load(os.path.join(d, "judge-timed"), "verdict.json")
             out["timing"] = load(cand_dir, "timing.json")
-    print(json.dumps(out))
+    return out
+
+
+def cases(path):
+    with open(path) as fp:
+        return [json.loads(line) for line in fp if line.strip()]
+
+
+def main(args):
+    timed = bool(os.environ.get("GEAK_TEST_TIME"))
+    batch = cases(args[1]) if args[0] == "--cases" else [[None] + args]
+    w, j = Worker(), Worker()  # as geak-eval's slots: one runs, one judges
+    for case in batch:
+        name, case_args = case[0], case[1:]
+        try:
+            out = drive(w, j, *spec_and_dir(case_args), timed)
+        except Exception as exc:  # noqa: BLE001 - the case says it; the next gets fresh workers
+            out = {"error": f"{type(exc).__name__}: {exc}"}
+            for worker in (w, j):
+                worker.proc.kill()
+                worker.proc.wait()
+            w, j = Worker(), Worker()
+        if name is not None:
+            out = dict(out, name=name)
+        print(json.dumps(out), flush=True)
     j.quit()
     w.quit()
 
