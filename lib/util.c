@@ -846,3 +846,23 @@ geak_workdir_sweep(const char *parent, const char *prefix)
 	}
 	closedir(d);
 }
+
+int
+geak_copy_capped(int in, int out, unsigned long long cap)
+{
+	unsigned long long done = 0;
+	char buf[65536];
+	ssize_t n;
+
+	while ((n = read(in, buf, sizeof buf)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno;
+		if ((done += (unsigned long long)n) > cap)
+			return EFBIG;
+		if (geak_write_all(out, buf, (size_t)n) < 0)
+			return errno;
+	}
+	return 0;
+}

@@ -103,6 +103,9 @@ const char *geak_untrusted_why(int err);
 int geak_write_str(const char *path, const char *s);
 /* Write all of p to fd, retrying short writes; -1 with errno on failure. */
 int geak_write_all(int fd, const void *p, size_t n);
+/* What is left to read of in written to out, at most cap bytes: 0, or
+ * the errno that stopped it (EFBIG past cap). */
+int geak_copy_capped(int in, int out, unsigned long long cap);
 /* Flush and check a stream; report "prog: name: why" once.  0 or -1. */
 int geak_fshut(FILE *fp, const char *name);
 

@@ -169,11 +169,9 @@ static int
 copy_out(const char *from, const char *name, const char *to, unsigned long long cap, char *err,
     size_t errlen)
 {
-	unsigned long long done = 0;
 	struct stat st;
 	int in = geak_open_untrusted(from, name, &st), out = -1, saved = 0;
-	char buf[65536], *path = geak_xasprintf("%s/%s", to, name);
-	ssize_t n;
+	char *path = geak_xasprintf("%s/%s", to, name);
 
 	if (in < 0 && errno == ENOENT) {
 		free(path);
@@ -183,15 +181,8 @@ copy_out(const char *from, const char *name, const char *to, unsigned long long 
 		out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	else if (in >= 0)
 		errno = EFBIG;
-	while (out >= 0 && (n = read(in, buf, sizeof buf)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || (done += (unsigned long long)n) > cap ||
-		    geak_write_all(out, buf, (size_t)n) < 0) {
-			saved = n < 0 || done <= cap ? errno : EFBIG;
-			break;
-		}
-	}
+	if (out >= 0)
+		saved = geak_copy_capped(in, out, cap);
 	if (out >= 0 && close(out) < 0 && !saved)
 		saved = errno;
 	if (in < 0 || out < 0)

@@ -53,12 +53,10 @@ static int
 take_file(const char *from, const char *name, const char *dir, unsigned long long cap, char *err,
     size_t errlen)
 {
-	unsigned long long done = 0;
 	struct stat st;
 	int in = geak_open_untrusted(from, name, &st), out = -1, saved = 0;
-	char buf[65536], *path = geak_xasprintf("%s/%s", dir, name);
+	char *path = geak_xasprintf("%s/%s", dir, name);
 	char *tmp = geak_xasprintf("%s.%ld.tmp", path, (long)getpid());
-	ssize_t n;
 
 	if (in < 0) {
 		snprintf(err, errlen, "the job left no %s: %s", name, geak_untrusted_why(errno));
@@ -68,14 +66,8 @@ take_file(const char *from, const char *name, const char *dir, unsigned long lon
 	if ((out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0 ||
 	    share_as_dir(out, dir) < 0)
 		saved = errno;
-	while (out >= 0 && (n = read(in, buf, sizeof buf)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || (done += (unsigned long long)n) > cap || geak_write_all(out, buf, (size_t)n) < 0) {
-			saved = n < 0 || done <= cap ? errno : EFBIG;
-			break;
-		}
-	}
+	if (out >= 0)
+		saved = geak_copy_capped(in, out, cap);
 	if (out >= 0 && close(out) < 0 && !saved)
 		saved = errno;
 	close(in);
