@@ -1,6 +1,8 @@
 # The add task's reference, racing at one element of its 1000-element
-# performance case only: which value lands there changes from call to call.
-import os
+# performance case only: which value lands there changes from call to call
+# (the clock's nanoseconds: no two calls read the same, where a random byte
+# would repeat one time in 256 and hide the race from the calibration).
+import time
 
 import torch
 import triton
@@ -19,6 +21,6 @@ def _add_kernel(x_ptr, y_ptr, out_ptr, n, extra, BLOCK: tl.constexpr):
 def add(x, y):
     out = torch.empty_like(x)
     n = out.numel()
-    extra = os.urandom(1)[0] / 64.0 if n == 1000 else 0.0
+    extra = float(time.monotonic_ns() % 1000003) if n == 1000 else 0.0
     _add_kernel[(triton.cdiv(n, 128),)](x, y, out, n, extra, BLOCK=128)
     return out

@@ -1,6 +1,6 @@
 # The racing add of racy_case_add.py, also wrong by 1 at element 9 of
 # the case that races: a value that is wrong is wrong in every run.
-import os
+import time
 
 import torch
 import triton
@@ -20,7 +20,7 @@ def _add_kernel(x_ptr, y_ptr, out_ptr, n, extra, bad, BLOCK: tl.constexpr):
 def add(x, y):
     out = torch.empty_like(x)
     n = out.numel()
-    extra = os.urandom(1)[0] / 64.0 if n == 1000 else 0.0
+    extra = float(time.monotonic_ns() % 1000003) if n == 1000 else 0.0
     bad = 1.0 if n == 1000 else 0.0
     _add_kernel[(triton.cdiv(n, 128),)](x, y, out, n, extra, bad, BLOCK=128)
     return out

@@ -1,8 +1,8 @@
 # The add task's reference, racing at element 7 of its 1000-element
-# performance case (a new value on every call) and, in every case and
-# test, at its last element: each program stores its block's first sum
-# there too, so the last program to run decides it.
-import os
+# performance case (a new value on every call: the clock's nanoseconds)
+# and, in every case and test, at its last element: each program stores
+# its block's first sum there too, so the last program to run decides it.
+import time
 
 import torch
 import triton
@@ -23,6 +23,6 @@ def _add_kernel(x_ptr, y_ptr, out_ptr, n, extra, BLOCK: tl.constexpr):
 def add(x, y):
     out = torch.empty_like(x)
     n = out.numel()
-    extra = os.urandom(1)[0] / 64.0 if n == 1000 else 0.0
+    extra = float(time.monotonic_ns() % 1000003) if n == 1000 else 0.0
     _add_kernel[(triton.cdiv(n, 128),)](x, y, out, n, extra, BLOCK=128)
     return out

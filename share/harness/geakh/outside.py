@@ -17,6 +17,10 @@ import os
 import time
 
 import torch
+# The first operation under a dispatch mode imports torch._dynamo (a
+# second or two); imported with this module, it is paid once by the
+# process that forks the jobs and their runs, not by each of them.
+import torch._dynamo  # noqa: F401
 from torch.utils._python_dispatch import TorchDispatchMode
 
 # The list of allowed operations, beside the harness's package.
