@@ -32,6 +32,7 @@ import signal
 import socket
 import stat
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -462,6 +463,9 @@ def child(req, status_w, go_r, out_w, err_w, pidns):
         tmp = os.path.join(d, "tmp")
         os.makedirs(tmp, exist_ok=True)
         os.environ["TMPDIR"] = tmp
+        # A module imported before the fork may have fixed tempfile's
+        # folder to the worker's, which the job may not even see.
+        tempfile.tempdir = tmp
         os.environ["HOME"] = d
         os.environ["XDG_CACHE_HOME"] = os.path.join(d, ".cache")
         os.environ["TRITON_CACHE_DIR"] = code_cache or os.path.join(d, "triton")
