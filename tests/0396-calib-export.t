@@ -77,8 +77,8 @@ check_same "the verdicts: the reference passes, the 0.5% error fails" \
 check_match "the export is said" "--export-calibration: calib.tgz: 1 profiles" "$(cat a.err)"
 key=$(ls a/profile)
 check_same "the archive holds the manifest, the spec, the profile and its masks, not its outputs" \
-	"$key/masks.pt $key/profile.json $key/spec.json calibration.json" \
-	"$(tar tzf calib.tgz | sort | tr '\n' ' ' | sed 's/ $//')"
+	"$(printf '%s\n' "$key/masks.pt" "$key/profile.json" "$key/spec.json" calibration.json | sort | tr '\n' ' ')" \
+	"$(tar tzf calib.tgz | sort | tr '\n' ' ')"
 
 geak-eval --cpu --cache b --import-calibration calib.tgz > imp.jsonl 2> imp.err
 check_same "an import alone exits 0" 0 $?
