@@ -642,6 +642,31 @@ geak_job(struct geak_cand *c, int which, int mode, const struct geak_jobreq *job
 	return again_if_short(c, &rr, which, resp, job);
 }
 
+json_t *
+geak_job_answer(struct geak_cand *c, int which, int mode, const struct geak_jobreq *job,
+    const char *name, const char *what)
+{
+	json_t *resp = geak_job(c, which, mode, job), *answer;
+	char why[256] = "", gist[768] = "";
+	const char *st;
+
+	if (!resp)
+		return NULL;
+	answer = geak_job_load(job->dir, name, why, sizeof why);
+	if (!geak_job_nonce_ok(answer, job->nonce)) {
+		json_decref(answer);
+		answer = NULL;
+		if (!*why)
+			geak_job_gist(job->dir, gist, sizeof gist);
+		st = geak_job_status(resp);
+		snprintf(job->err, job->errlen, "%s (%s%s)%s%s", what, st,
+		    strcmp(st, GEAK_ENDED_TIMEOUT) ? "" : ", see --timeout", *why || *gist ? ": " : "",
+		    *why ? why : gist);
+	}
+	json_decref(resp);
+	return answer;
+}
+
 /* How often a job that ran out of memory beside others runs again once
  * a run beside it has ended, before it runs on a drained GPU. */
 #define ROOM_TRIES 3

@@ -115,6 +115,12 @@ struct geak_budget geak_budget(const struct geak_cand *c);
  * A correctness run that ran out of memory beside others runs again with
  * more of it free (see retry_mode in evaljob.c). */
 json_t *geak_job(struct geak_cand *c, int which, int mode, const struct geak_jobreq *job);
+/* geak_job for a job that answers in its folder's file NAME, written with
+ * the job's nonce: the file's JSON, or NULL with the job's err set to
+ * WHAT, how the job ended, and what the file's refusal or the job's
+ * stderr says. */
+json_t *geak_job_answer(struct geak_cand *c, int which, int mode, const struct geak_jobreq *job,
+    const char *name, const char *what);
 /* A job that says when it is ready and waits for go: shared until then.
  * Returns {"ready": true} (the job waits: answer with geak_job_go) or
  * the job's response, or NULL with err set. */
