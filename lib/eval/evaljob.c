@@ -179,6 +179,14 @@ cpu_threads(const struct geak_evalcfg *cfg)
 	return ncpu > cfg->jobs ? (int)(ncpu / cfg->jobs) : 1;
 }
 
+/* Whether the slot's JUDGE worker is a process of its own: only a
+ * candidate waiting in RUN to be timed needs one beside it. */
+static int
+judge_apart(const struct geak_slot *s)
+{
+	return s->gpu && !s->cfg->no_perf;
+}
+
 /* Start the workers of the slot that are not running, all at once (each
  * imports torch for seconds), at the sandbox layers learned so far. */
 static int
@@ -187,7 +195,7 @@ start_workers(struct geak_slot *s, const struct geak_worker_opts *o, char *err, 
 	int spawned[GEAK_NWORKERS] = { 0 }, r = 0;
 
 	for (int i = 0; i < GEAK_NWORKERS; i++)
-		if (!s->up[i]) {
+		if (!s->up[i] && (i == GEAK_W_RUN || judge_apart(s))) {
 			if (geak_worker_spawn(&s->w[i], o, err, errlen) < 0) {
 				r = -1;
 				break;
@@ -606,6 +614,8 @@ job_once(struct geak_cand *c, struct rerun *rr, int which, int mode, const struc
 	int paused = 0, gpu = mode != GEAK_USE_NONE && s->queue;
 	const char *dir = job->dir;
 
+	if (which == GEAK_W_JUDGE && !judge_apart(s))
+		which = GEAK_W_RUN;
 	if (geak_slot_up(s, which, job->err, job->errlen) < 0)
 		return NULL;
 	me.pid = s->w[which].proc.pid;

@@ -41,8 +41,9 @@ struct geak_evalcfg {
 };
 
 /* The workers of a slot: RUN runs code (the candidate's, the reference's)
- * on the GPU; JUDGE judges, checks sources, and times the reference while
- * a candidate waits in RUN to be timed. */
+ * on the GPU; JUDGE judges and checks sources, beside a candidate that
+ * waits in RUN to be timed.  Where nothing is timed (the CPU mode,
+ * --no-perf) RUN does JUDGE's jobs too, and JUDGE is never started. */
 enum { GEAK_W_RUN, GEAK_W_JUDGE, GEAK_NWORKERS };
 /* How a job uses the slot's GPU: not at all, or as gpulock.h's modes. */
 enum { GEAK_USE_NONE = -1 };
