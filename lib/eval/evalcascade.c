@@ -32,22 +32,18 @@ static_findings(struct geak_cand *c, json_t *rec, char *err, size_t errlen)
 	const struct geak_jobreq job = { .op = GEAK_OP_STATIC, .dir = dir, .nonce = nonce,
 		.err = err, .errlen = errlen };
 	json_t *spec = json_pack("{s:O}", GEAK_JOB_CODE, json_object_get(rec, "code"));
-	json_t *resp, *found, *out = NULL;
+	json_t *found, *out = NULL;
 
 	geak_job_dump(spec, dir, GEAK_FILE_JOB);
 	json_decref(spec);
 	geak_nonce(nonce);
-	resp = geak_job(c, GEAK_W_JUDGE, GEAK_USE_NONE, &job);
-	char why[256] = "";
-	found = resp ? geak_job_load(dir, GEAK_FILE_STATIC, why, sizeof why) : NULL;
-	if (resp && (!geak_job_nonce_ok(found, nonce) ||
-	    !json_is_array(json_object_get(found, GEAK_STATIC_FINDINGS))))
-		snprintf(err, errlen, "the static check wrote no result (%s)%s%s", geak_job_status(resp),
-		    *why ? ": " : "", why);
-	else if (resp)
+	found = geak_job_answer(c, GEAK_W_JUDGE, GEAK_USE_NONE, &job, GEAK_FILE_STATIC,
+	    "the static check wrote no result");
+	if (found && !json_is_array(json_object_get(found, GEAK_STATIC_FINDINGS)))
+		snprintf(err, errlen, "the static check's result holds no findings");
+	else if (found)
 		out = json_incref(json_object_get(found, GEAK_STATIC_FINDINGS));
 	json_decref(found);
-	json_decref(resp);
 	geak_job_drop(c->slot->cfg, dir);
 	return out;
 }
@@ -196,23 +192,15 @@ judge(struct geak_cand *c, struct geak_profile *p, const struct geak_jobreq *run
 	    GEAK_REQ_CAND, run->dir, GEAK_REQ_CAND_NONCE, run->nonce, GEAK_REQ_PART, part);
 	const struct geak_jobreq job = { .op = GEAK_OP_JUDGE, .dir = dir, .nonce = nonce,
 		.extra = extra, .err = err, .errlen = errlen };
-	json_t *resp, *v;
-	char why[256] = "";
+	json_t *v;
 
 	geak_nonce(nonce);
-	resp = geak_job(c, GEAK_W_JUDGE, GEAK_USE_NONE, &job);
+	v = geak_job_answer(c, GEAK_W_JUDGE, GEAK_USE_NONE, &job, GEAK_FILE_VERDICT,
+	    "the judge wrote no verdict");
 	json_decref(extra);
-	v = resp ? geak_job_load(dir, GEAK_FILE_VERDICT, why, sizeof why) : NULL;
-	if (!v && resp) {
-		char gist[768];
-		geak_job_gist(dir, gist, sizeof gist);
-		snprintf(err, errlen, "the judge wrote no verdict (%s)%s%s", geak_job_status(resp),
-		    *why || *gist ? ": " : "", *why ? why : gist);
-	}
 	if (v)
 		geak_eval_take_verdict(ev, v);
 	json_decref(v);
-	json_decref(resp);
 	geak_job_drop(c->slot->cfg, dir);
 	return v ? 0 : -1;
 }

@@ -179,6 +179,14 @@ cpu_threads(const struct geak_evalcfg *cfg)
 	return ncpu > cfg->jobs ? (int)(ncpu / cfg->jobs) : 1;
 }
 
+/* Whether the slot's JUDGE worker is a process of its own: only a
+ * candidate waiting in RUN to be timed needs one beside it. */
+static int
+judge_apart(const struct geak_slot *s)
+{
+	return s->gpu && !s->cfg->no_perf;
+}
+
 /* Start the workers of the slot that are not running, all at once (each
  * imports torch for seconds), at the sandbox layers learned so far. */
 static int
@@ -187,7 +195,7 @@ start_workers(struct geak_slot *s, const struct geak_worker_opts *o, char *err, 
 	int spawned[GEAK_NWORKERS] = { 0 }, r = 0;
 
 	for (int i = 0; i < GEAK_NWORKERS; i++)
-		if (!s->up[i]) {
+		if (!s->up[i] && (i == GEAK_W_RUN || judge_apart(s))) {
 			if (geak_worker_spawn(&s->w[i], o, err, errlen) < 0) {
 				r = -1;
 				break;
@@ -606,6 +614,8 @@ job_once(struct geak_cand *c, struct rerun *rr, int which, int mode, const struc
 	int paused = 0, gpu = mode != GEAK_USE_NONE && s->queue;
 	const char *dir = job->dir;
 
+	if (which == GEAK_W_JUDGE && !judge_apart(s))
+		which = GEAK_W_RUN;
 	if (geak_slot_up(s, which, job->err, job->errlen) < 0)
 		return NULL;
 	me.pid = s->w[which].proc.pid;
@@ -640,6 +650,31 @@ geak_job(struct geak_cand *c, int which, int mode, const struct geak_jobreq *job
 	if (!resp || mode != GEAK_GPU_SHARED)
 		return resp;
 	return again_if_short(c, &rr, which, resp, job);
+}
+
+json_t *
+geak_job_answer(struct geak_cand *c, int which, int mode, const struct geak_jobreq *job,
+    const char *name, const char *what)
+{
+	json_t *resp = geak_job(c, which, mode, job), *answer;
+	char why[256] = "", gist[768] = "";
+	const char *st;
+
+	if (!resp)
+		return NULL;
+	answer = geak_job_load(job->dir, name, why, sizeof why);
+	if (!geak_job_nonce_ok(answer, job->nonce)) {
+		json_decref(answer);
+		answer = NULL;
+		if (!*why)
+			geak_job_gist(job->dir, gist, sizeof gist);
+		st = geak_job_status(resp);
+		snprintf(job->err, job->errlen, "%s (%s%s)%s%s", what, st,
+		    strcmp(st, GEAK_ENDED_TIMEOUT) ? "" : ", see --timeout", *why || *gist ? ": " : "",
+		    *why ? why : gist);
+	}
+	json_decref(resp);
+	return answer;
 }
 
 /* How often a job that ran out of memory beside others runs again once

@@ -41,8 +41,9 @@ struct geak_evalcfg {
 };
 
 /* The workers of a slot: RUN runs code (the candidate's, the reference's)
- * on the GPU; JUDGE judges, checks sources, and times the reference while
- * a candidate waits in RUN to be timed. */
+ * on the GPU; JUDGE judges and checks sources, beside a candidate that
+ * waits in RUN to be timed.  Where nothing is timed (the CPU mode,
+ * --no-perf) RUN does JUDGE's jobs too, and JUDGE is never started. */
 enum { GEAK_W_RUN, GEAK_W_JUDGE, GEAK_NWORKERS };
 /* How a job uses the slot's GPU: not at all, or as gpulock.h's modes. */
 enum { GEAK_USE_NONE = -1 };
@@ -115,6 +116,12 @@ struct geak_budget geak_budget(const struct geak_cand *c);
  * A correctness run that ran out of memory beside others runs again with
  * more of it free (see retry_mode in evaljob.c). */
 json_t *geak_job(struct geak_cand *c, int which, int mode, const struct geak_jobreq *job);
+/* geak_job for a job that answers in its folder's file NAME, written with
+ * the job's nonce: the file's JSON, or NULL with the job's err set to
+ * WHAT, how the job ended, and what the file's refusal or the job's
+ * stderr says. */
+json_t *geak_job_answer(struct geak_cand *c, int which, int mode, const struct geak_jobreq *job,
+    const char *name, const char *what);
 /* A job that says when it is ready and waits for go: shared until then.
  * Returns {"ready": true} (the job waits: answer with geak_job_go) or
  * the job's response, or NULL with err set. */

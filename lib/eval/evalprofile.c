@@ -236,10 +236,10 @@ static int
 calibrate(struct geak_cand *c, struct geak_profile *p, const char *base, char *err, size_t errlen)
 {
 	const struct geak_evalcfg *cfg = c->slot->cfg;
-	char *tmp = geak_job_dir(cfg, "calibrate-"), nonce[33], why[256] = "";
+	char *tmp = geak_job_dir(cfg, "calibrate-"), nonce[33];
 	struct geak_jobreq job = { .op = GEAK_OP_CALIBRATE, .dir = tmp, .nonce = nonce, .err = err,
 		.errlen = errlen };
-	json_t *resp, *prof;
+	json_t *prof;
 	struct geak_budget b = geak_budget(c);
 	int r = 0;
 
@@ -248,20 +248,10 @@ calibrate(struct geak_cand *c, struct geak_profile *p, const char *base, char *e
 	job.extra = json_pack("{s:f, s:O, s:f, s:f}", GEAK_REQ_RUN_BUDGET, b.calib_run_s, GEAK_REQ_PERF,
 	    json_object_get(p->refspec, GEAK_JOB_PERF_CHECKED), GEAK_REQ_TIMEOUT, b.calib_s,
 	    GEAK_REQ_COMPILE, b.compile_s);
-	resp = geak_job(c, GEAK_W_RUN, GEAK_GPU_SHARED, &job);
+	prof = geak_job_answer(c, GEAK_W_RUN, GEAK_GPU_SHARED, &job, GEAK_FILE_PROFILE,
+	    "the reference's calibration wrote no profile");
 	json_decref(job.extra);
-	if (!resp) {
-		geak_job_drop(cfg, tmp);
-		return -1;
-	}
-	prof = geak_job_load(tmp, GEAK_FILE_PROFILE, why, sizeof why);
-	if (!geak_job_nonce_ok(prof, nonce)) {
-		char gist[1024];
-		geak_job_gist(tmp, gist, sizeof gist);
-		snprintf(err, errlen, "the reference's calibration ended with %s%s%s%s",
-		    geak_job_status(resp),
-		    strcmp(geak_job_status(resp), GEAK_ENDED_TIMEOUT) ? "" : " (see --timeout)",
-		    *why || *gist ? ": " : "", *why ? why : gist);
+	if (!prof) {
 		r = -1;
 	} else if (keepable(prof)) {
 		trace_steps(c, tmp, prof);
@@ -272,7 +262,7 @@ calibrate(struct geak_cand *c, struct geak_profile *p, const char *base, char *e
 		p->error = geak_xstrdup(msg ? msg : "the reference could not be calibrated");
 		p->profile = json_incref(prof);
 	}
-	json_decref(prof), json_decref(resp);
+	json_decref(prof);
 	geak_job_drop(cfg, tmp);
 	return r;
 }

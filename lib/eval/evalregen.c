@@ -85,10 +85,10 @@ int
 geak_calib_regenerate(struct geak_cand *c, json_t *refspec, const char *dir, char *err, size_t errlen)
 {
 	const struct geak_evalcfg *cfg = c->slot->cfg;
-	char *tmp, nonce[33], why[256] = "";
+	char *tmp, nonce[33];
 	struct geak_budget b = geak_budget(c);
 	struct geak_jobreq job;
-	json_t *extra, *resp, *res;
+	json_t *extra, *res;
 	int r = -1;
 
 	if (!json_is_object(refspec)) {
@@ -102,26 +102,17 @@ geak_calib_regenerate(struct geak_cand *c, json_t *refspec, const char *dir, cha
 	    GEAK_REQ_PERF, json_object_get(refspec, GEAK_JOB_PERF_CHECKED), GEAK_REQ_TIMEOUT,
 	    b.regen_s, GEAK_REQ_COMPILE, b.compile_s, GEAK_REQ_PROFILE, dir);
 	job = (struct geak_jobreq){ GEAK_OP_REGENERATE, tmp, nonce, extra, err, errlen };
-	resp = geak_job(c, GEAK_W_RUN, GEAK_GPU_SHARED, &job);
+	res = geak_job_answer(c, GEAK_W_RUN, GEAK_GPU_SHARED, &job, GEAK_FILE_REGEN,
+	    "the regeneration wrote no result");
 	json_decref(extra);
-	if (!resp) {
-		geak_job_drop(cfg, tmp);
-		return -1;
-	}
-	res = geak_job_load(tmp, GEAK_FILE_REGEN, why, sizeof why);
-	if (!geak_job_nonce_ok(res, nonce)) {
-		char gist[512];
-		geak_job_gist(tmp, gist, sizeof gist);
-		snprintf(err, errlen, "the regeneration ended with %s%s%s", geak_job_status(resp),
-		    *why || *gist ? ": " : "", *why ? why : gist);
-	} else if (!json_is_true(json_object_get(res, GEAK_PROF_OK))) {
+	if (res && !json_is_true(json_object_get(res, GEAK_PROF_OK))) {
 		const char *msg = geak_get_str(res, GEAK_PROF_ERROR);
 		snprintf(err, errlen, "%s", msg ? msg : "the outputs could not be made again");
-	} else {
-		r = take_file(tmp, "profile.pt", dir, (unsigned long long)cfg->file_limit_mib << 20, err,
-		    errlen);
+	} else if (res) {
+		r = take_file(tmp, GEAK_FILE_PROFILE_PT, dir, (unsigned long long)cfg->file_limit_mib << 20,
+		    err, errlen);
 	}
-	json_decref(res), json_decref(resp);
+	json_decref(res);
 	geak_job_drop(cfg, tmp);
 	return r;
 }

@@ -429,6 +429,7 @@ def verdict(req):
 
 def main(req, workdir):
     res = verdict(req)
+    res[proto.NONCE] = req[proto.REQ_NONCE]
     tmp = os.path.join(workdir, proto.FILE_VERDICT + ".tmp")
     with open(tmp, "w") as fp:
         json.dump(res, fp)

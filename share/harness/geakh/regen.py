@@ -230,12 +230,12 @@ def regenerate(spec, pdir, d, budget, perf):
 
 
 def main(d, nonce, req, hooks):
-    with open(os.path.join(d, "job.json")) as fp:
+    with open(os.path.join(d, proto.FILE_JOB)) as fp:
         spec = json.load(fp)
     hooks["progress"]()
     torch.set_num_threads(1)
     compare.configure(spec)
-    result = {"nonce": nonce, "ok": True}
+    result = {proto.NONCE: nonce, proto.PROF_OK: True}
     try:
         what = "the regenerate request"
         tensors = regenerate(spec, proto.need(req, proto.REQ_PROFILE, what), d,
@@ -243,7 +243,8 @@ def main(d, nonce, req, hooks):
                              bool(proto.need(req, proto.REQ_PERF, what)))
         torch.save(tensors, os.path.join(d, proto.FILE_PROFILE_PT))
     except Failed as exc:
-        result = {"nonce": nonce, "ok": False, "kind": exc.kind, "error": str(exc)}
+        result = {proto.NONCE: nonce, proto.PROF_OK: False, proto.PROF_KIND: exc.kind,
+                  proto.PROF_ERROR: str(exc)}
     tmp = os.path.join(d, proto.FILE_REGEN + ".tmp")
     with open(tmp, "w") as fp:
         json.dump(result, fp)
