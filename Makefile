@@ -99,11 +99,13 @@ units: $(UNIT) $(HELPERS)
 
 # The test files run side by side, PROVE_JOBS at a time, each in a
 # scratch folder of its own with its own caches and GPU locks (tests/lib.sh).
-# PROVE_JOBS=1 runs them one by one.  The longest start first, so that
+# Many wait as much as they compute (a model's latency, Slurm, a stopped
+# loop), so three at a time keep two cores busy.  PROVE_JOBS=1 runs them
+# one by one.  The longest start first, so that
 # the streams end together: tests/slowest names them, longest first (a
 # name no longer there is passed over); every other file follows in name
 # order.
-PROVE_JOBS = 2
+PROVE_JOBS = 3
 TESTS_ALL  = $(sort $(wildcard tests/*.t))
 TESTS_SLOW = $(filter $(TESTS_ALL),$(shell cat tests/slowest))
 TESTS      = $(TESTS_SLOW) $(filter-out $(TESTS_SLOW),$(TESTS_ALL))
