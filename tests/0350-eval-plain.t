@@ -29,32 +29,8 @@ judge() {
 	return $rc
 }
 
-cat > ref.py <<'PY'
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def _scale(x_ptr, out_ptr, n, s, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * s, mask=mask)
-
-
-def scale(x, s):
-    out = torch.empty_like(x)
-    _scale[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), s, BLOCK=64)
-    return out
-PY
-cat > test.py <<'PY'
-import torch
-
-
-def test(fn):
-    x = torch.randn(300, device="cuda")
-    return {"twice": fn(x, 2.0), "half": fn(x, 0.5), "n": 300}
-PY
+cp "$top/tests/harness/scale.py" ref.py
+cp "$top/tests/harness/scale_test.py" test.py
 # off by 0.5%: wrong at the default tolerance, right at rtol 1e-2
 sed 's/\* s, mask/* s * 1.005, mask/' ref.py > close.py
 printf 'import torch\n\ndef other(x, s):\n    return x * s\n' > missing.py
