@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip_all "no jq"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
-plan 52
+plan 53
 
 # Runs of geak-eval with the same flags are made one (each run starts
 # workers that import torch, seconds each): gather RUN NAME adds
@@ -374,10 +374,21 @@ jq -nc --rawfile r faulty.py --rawfile t test.py --rawfile c faulty.py \
 	  reference: $r, test: $t}}' > faulty.jsonl
 gather run-j1 faulty
 
+# What a job finds at import: tempfile's folder is the job's own (the
+# worker's imports may have fixed it to the worker's), and torch._dynamo,
+# which the watch's first operation needs, came with the fork.
+{ cat ref.py; printf 'import sys, tempfile\nprint("tmp=%%s dynamo=%%s" %% (tempfile.gettempdir(), "torch._dynamo" in sys.modules))\n'; } > jobenv.py
+jq -nc --rawfile r ref.py --rawfile t test.py --rawfile c jobenv.py \
+	'{id: "plain/op", code: $c, task: {suite: "plain", name: "op", entry: "scale", reference: $r, test: $t}}' > jobenv.jsonl
+gather run-j1 jobenv
+
 # The verdicts of the records gathered for one slot: the process-dependent
-# reference's, the poison's, the tuning's, the run-once and the
-# resampling references'.
+# reference's, the poison's, the tuning's, the run-once, the resampling
+# references' and the job's environment.
 judge run-j1 --cpu --no-cache --static off
+check_match "a job's tempfile folder is its own, and torch._dynamo was there before it" \
+	"^true tmp=.*/cand-[^/]*/tmp dynamo=True$" \
+	"$(jq -r '.eval | "\(.exec) \(.stdout_tail)"' jobenv.out | head -n 1)"
 check_same "as its own candidate it passes, the element left out" "true true unstable_reference" \
 	"$(jq -r '.eval | "\(.call) \(.exec) \(.notes | map(select(. == "unstable_reference")) | join(","))"' pid.out)"
 check_same "as its own candidate it passes without the poison, noted" "true true no_poison" \
