@@ -312,38 +312,35 @@ step() {
 # The provider and the harness are checked once, before the first step
 # that asks the model: a harness that cannot start would waste its
 # answers.
+# check_tool EXIT WHAT TOOL FLAGS...: TOOL --check into .geak.check, what
+# it found said as -v and the terminal ask; where it fails, all it said,
+# and the loop exits EXIT naming WHAT.
+check_tool() {
+	code=$1 what=$2 tool=$3
+	shift 3
+	run -O "$out/.geak.check" "$tool" --check "$@"
+	if [ $? -ne 0 ]; then
+		say_file "$out/.geak.check"
+		say "$what does not work ($tool --check); nothing was run"
+		exit "$code"
+	fi
+	[ -n "$verbose" ] && say_file "$out/.geak.check"
+	[ -n "$brief" ] && grep '^ok:' "$out/.geak.check" > "$out/.geak.check.ok" &&
+		say_file "$out/.geak.check.ok"
+	rm -f "$out/.geak.check.ok"
+}
 checked=
 preflight() {
 	[ -n "$checked" ] && return 0
 	checked=1
 	status_is "checking the model provider and the harness"
 	# shellcheck disable=SC2086  # a word list
-	run -O "$out/.geak.check" geak-gen --check ${GEAK_LLM_FLAGS:-}
-	s=$?
-	if [ "$s" -ne 0 ]; then
-		say_file "$out/.geak.check"
-		say "the model provider does not work (geak-gen --check); nothing was run"
-		exit 4
-	fi
-	[ -n "$verbose" ] && say_file "$out/.geak.check"
-	[ -n "$brief" ] && grep '^ok:' "$out/.geak.check" > "$out/.geak.check.ok" &&
-		say_file "$out/.geak.check.ok"
-	rm -f "$out/.geak.check.ok"
+	check_tool 4 "the model provider" geak-gen ${GEAK_LLM_FLAGS:-}
 	i=0
 	while [ "$i" -lt "$iters" ] && [ -f "$out/evaluated-$i.jsonl" ]; do i=$((i + 1)); done
 	if [ "$i" -lt "$iters" ]; then
 		# shellcheck disable=SC2086
-		run -O "$out/.geak.check" geak-eval --check ${GEAK_EVAL_FLAGS:-}
-		s=$?
-		if [ "$s" -ne 0 ]; then
-			say_file "$out/.geak.check"
-			say "the evaluation harness does not work (geak-eval --check); nothing was run"
-			exit 3
-		fi
-		[ -n "$verbose" ] && say_file "$out/.geak.check"
-		[ -n "$brief" ] && grep '^ok:' "$out/.geak.check" > "$out/.geak.check.ok" &&
-			say_file "$out/.geak.check.ok"
-		rm -f "$out/.geak.check.ok"
+		check_tool 3 "the evaluation harness" geak-eval ${GEAK_EVAL_FLAGS:-}
 		# Found no GPU, as the check said: the steps need not say it again.
 		case " ${GEAK_EVAL_FLAGS:-} " in *" --gpus "*|*" -g "*|*" --cpu "*) ;; *)
 			grep -q '^evaluating on: the CPU' "$out/.geak.check" &&
