@@ -955,6 +955,28 @@ geak_job_load(const char *dir, const char *name, char *why, size_t whylen)
 	return v;
 }
 
+int
+geak_job_copy(const char *from, const char *name, const char *path, unsigned long long cap)
+{
+	struct stat st;
+	int in = geak_open_untrusted(from, name, &st), out, saved;
+
+	if (in < 0)
+		return errno;
+	if ((unsigned long long)st.st_size > cap) {
+		close(in);
+		return EFBIG;
+	}
+	out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	saved = out < 0 ? errno : geak_copy_capped(in, out, cap);
+	if (out >= 0 && close(out) < 0 && !saved)
+		saved = errno;
+	close(in);
+	if (saved && out >= 0)
+		unlink(path);
+	return saved;
+}
+
 /* Job files live in our own directories: failing to write one means the
  * disk is full or gone, and no evaluation can go on. */
 void

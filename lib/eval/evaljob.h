@@ -138,6 +138,11 @@ void geak_nonce(char out[33]);
  * that is there was not read (a link, a FIFO, too large): the job's
  * doing. */
 json_t *geak_job_load(const char *dir, const char *name, char *why, size_t whylen);
+/* A job's file NAME in its folder FROM, read as geak_job_load reads it,
+ * copied to the new file PATH (ours, mode 0600) if it holds at most cap
+ * bytes: 0, or an errno (ENOENT: the job left none; EFBIG: over cap),
+ * which geak_untrusted_why words.  A PATH left half-written is removed. */
+int geak_job_copy(const char *from, const char *name, const char *path, unsigned long long cap);
 void geak_job_dump(json_t *v, const char *dir, const char *name);
 /* The job's result file carries this nonce. */
 int geak_job_nonce_ok(json_t *result, const char *nonce);

@@ -1,6 +1,5 @@
 /* evalprofile.c: the tasks' reference profiles. */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,31 +168,13 @@ static int
 copy_out(const char *from, const char *name, const char *to, unsigned long long cap, char *err,
     size_t errlen)
 {
-	struct stat st;
-	int in = geak_open_untrusted(from, name, &st), out = -1, saved = 0;
 	char *path = geak_xasprintf("%s/%s", to, name);
+	int e = geak_job_copy(from, name, path, cap);
 
-	if (in < 0 && errno == ENOENT) {
-		free(path);
-		return 0;
-	}
-	if (in >= 0 && (unsigned long long)st.st_size <= cap)
-		out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	else if (in >= 0)
-		errno = EFBIG;
-	if (out >= 0)
-		saved = geak_copy_capped(in, out, cap);
-	if (out >= 0 && close(out) < 0 && !saved)
-		saved = errno;
-	if (in < 0 || out < 0)
-		saved = errno;
-	if (in >= 0)
-		close(in);
-	if (saved)
-		snprintf(err, errlen, "the reference's %s cannot be kept: %s", name,
-		    in < 0 || saved == EFBIG ? geak_untrusted_why(saved) : strerror(saved));
 	free(path);
-	return saved ? -1 : 0;
+	if (e && e != ENOENT)
+		snprintf(err, errlen, "the reference's %s cannot be kept: %s", name, geak_untrusted_why(e));
+	return e && e != ENOENT ? -1 : 0;
 }
 
 /* The profile in the calibration's folder tmp, copied to base/KEY; 0, or

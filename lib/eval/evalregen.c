@@ -4,7 +4,6 @@
  * by the harness's "regenerate" job.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,11 +31,11 @@ geak_calib_wants_outputs(json_t *profile, const char *dir)
 	return missing;
 }
 
-/* The file fd readable as the rest of dir is: where the harness opened
+/* The file path readable as the rest of dir is: where the harness opened
  * dir to the group of the jobs' uid (the judge reads the profile as it),
  * a file added later is opened to it too. */
 static int
-share_as_dir(int fd, const char *dir)
+share_as_dir(const char *path, const char *dir)
 {
 	struct stat st;
 
@@ -44,7 +43,7 @@ share_as_dir(int fd, const char *dir)
 		return -1;
 	if (st.st_gid == getegid())
 		return 0;
-	return fchown(fd, (uid_t)-1, st.st_gid) < 0 || fchmod(fd, 0640) < 0 ? -1 : 0;
+	return chown(path, (uid_t)-1, st.st_gid) < 0 || chmod(path, 0640) < 0 ? -1 : 0;
 }
 
 /* name of the job's folder from, copied to dir/name through a temporary
@@ -53,32 +52,20 @@ static int
 take_file(const char *from, const char *name, const char *dir, unsigned long long cap, char *err,
     size_t errlen)
 {
-	struct stat st;
-	int in = geak_open_untrusted(from, name, &st), out = -1, saved = 0;
 	char *path = geak_xasprintf("%s/%s", dir, name);
 	char *tmp = geak_xasprintf("%s.%ld.tmp", path, (long)getpid());
+	int e = geak_job_copy(from, name, tmp, cap);
 
-	if (in < 0) {
-		snprintf(err, errlen, "the job left no %s: %s", name, geak_untrusted_why(errno));
-		free(path), free(tmp);
-		return -1;
-	}
-	if ((out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0 ||
-	    share_as_dir(out, dir) < 0)
-		saved = errno;
-	if (out >= 0)
-		saved = geak_copy_capped(in, out, cap);
-	if (out >= 0 && close(out) < 0 && !saved)
-		saved = errno;
-	close(in);
-	if (!saved && rename(tmp, path) < 0)
-		saved = errno;
-	if (saved) {
+	if (!e && (share_as_dir(tmp, dir) < 0 || rename(tmp, path) < 0))
+		e = errno;
+	if (e == ENOENT)
+		snprintf(err, errlen, "the job left no %s", name);
+	else if (e)
+		snprintf(err, errlen, "%s cannot be kept in %s: %s", name, dir, geak_untrusted_why(e));
+	if (e)
 		unlink(tmp);
-		snprintf(err, errlen, "%s cannot be kept in %s: %s", name, dir, strerror(saved));
-	}
 	free(path), free(tmp);
-	return saved ? -1 : 0;
+	return e ? -1 : 0;
 }
 
 int
