@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 have_python || skip_all "no torch and triton in $GEAK_PYTHON"
 command -v jq >/dev/null || skip_all "no jq"
-plan 61
+plan 62
 c=$top/tests/cheats
 h=$top/tests/harness
 # The cases are driven through the whole path by one perf_cpu.py, as
@@ -277,6 +277,10 @@ print(timing._hides_work(lambda i: next(noisy), [(1.0, 3.0), (1.0, 1.1)]),
       timing._hides_work(lambda i: (1.0, 3.0) if i == 0 else (1.0, 1.1), [(1.0, 3.0), (1.0, 1.1)]),
       timing._hides_work(lambda i: (1.0, 3.0), [(1.0, 3.0), (1.0, 3.0)]),
       timing._hides_work(lambda i: 1 / 0, [(1.0, 1.2)]))')"
+# The flush before a synchronised call takes what the memory gives it:
+# its time on that call is taken out of the wall time, not a typical one.
+check_same "a slow L2 flush before the code's calls is not work the events did not see" "hidden: False" \
+	"$("$GEAK_PYTHON" "$top/tests/harness/slow_flush.py" 2>>err.txt | tail -n 1)"
 check_same "the device is held by the reference's host time, never the code's; none without a spin" \
 	"0.08 0.08 2.0 0.0 0.0 0.0" \
 	"$(cd "$top/share/harness" && "$GEAK_PYTHON" -c 'from geakh import bench, timing as t

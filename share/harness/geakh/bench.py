@@ -77,20 +77,8 @@ class Bench:
         # times nothing that counts, flushes its made-up L2 only).
         size = 2 * l2 if os.environ.get("TRITON_INTERPRET") == "1" else max(2 * l2, 256 << 20)
         self.flush_buf = torch.empty(size // 4, dtype=torch.int32, device="cuda")
-        self.flush_ms = 0.0
-        self.flush_ms = self._flush_time()
         self.queue_ms = 0.0      # what the last timed call took to queue
         self.cycles_per_ms = self._spin_rate()
-
-    def _flush_time(self):
-        times = []
-        for _ in range(5):
-            self.sync()
-            t0 = self.now()
-            self.flush_buf.zero_()
-            self.sync()
-            times.append((self.now() - t0) * 1e3)
-        return statistics.median(times)
 
     def _spin_rate(self):
         """The device's spin cycles per ms, or 0 where it has no spin (the
@@ -121,10 +109,14 @@ class Bench:
 
     def timed(self, call):
         """(event ms, wall ms less the flush, result) of call(); the time
-        the host took to queue it goes to queue_ms."""
+        the host took to queue it goes to queue_ms.  The flush's own time
+        is taken by events around it on every call: it varies with what
+        else the memory serves, and a wall time less a typical flush would
+        carry that variance into the comparison with the events."""
         self.sync()
-        e0, e1 = self.Event(enable_timing=True), self.Event(enable_timing=True)
+        ef, e0, e1 = (self.Event(enable_timing=True) for _ in range(3))
         t0 = self.now()
+        ef.record()
         self.flush_buf.zero_()
         e0.record()
         tq = self.now()
@@ -132,7 +124,7 @@ class Bench:
         self.queue_ms = (self.now() - tq) * 1e3
         e1.record()
         self.sync()
-        wall = (self.now() - t0) * 1e3 - self.flush_ms
+        wall = (self.now() - t0) * 1e3 - self.elapsed(ef, e0)
         return self.elapsed(e0, e1), wall, out
 
 

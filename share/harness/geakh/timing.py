@@ -162,13 +162,15 @@ def _hides_work(retake, checked, tries=5):
     decides; one that looks hidden is retaken (retake(i) samples side i
     again) and the sides judged by their least wall and least event
     times: a host descheduled within one call looks like hidden work
-    once, work kept from the events does so on every call."""
+    once, work kept from the events does so on every call.  The sides'
+    retakes alternate, so that a host busy for a while weighs on both."""
     if not _hidden(checked[0]):
         return False
-    best = []
-    for i, first in enumerate(checked):
-        samples = [first] + [retake(i) for _ in range(tries - 1)]
-        best.append((min(ev for ev, _ in samples), min(wall for _, wall in samples)))
+    samples = [[first] for first in checked]
+    for _ in range(tries - 1):
+        for i, got in enumerate(samples):
+            got.append(retake(i))
+    best = [(min(ev for ev, _ in got), min(wall for _, wall in got)) for got in samples]
     return _hidden(best[0]) and not (len(best) > 1 and _hidden(best[1]))
 
 
