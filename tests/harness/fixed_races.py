@@ -1,8 +1,9 @@
 """calibrate._fixed_races on made-up runs, for tests/0350-eval-plain.t:
 races decided anew on every run (256 random bits; one place of 63 in a
-row; one of 65536) and races decided once per process (one place of
-65536 drawn per process).  Prints how many of TRIALS were taken for
-fixed within a process, per kind: "0 0 0 TRIALS" is right.  The draws are
+row; one of 65536; a new value at one fixed place) and races decided once
+per process (one place of 65536 drawn per process).  Prints how many of
+TRIALS were taken for fixed within a process, per kind: "0 0 0 0 TRIALS"
+is right.  The draws are
 seeded, so the result is the same on every run.
 
     fixed_races.py TRIALS"""
@@ -37,6 +38,12 @@ def sparse():
     return t
 
 
+def value():
+    t = torch.zeros(1000)
+    t[7] = random.random()
+    return t
+
+
 def per_process():
     """A maker of runs that all set the place drawn for their process."""
     place = random.randrange(65536)
@@ -57,7 +64,7 @@ def flagged(make_a, make_b, make_r):
 def main(trials):
     random.seed(1)
     torch.manual_seed(1)
-    counts = [sum(flagged(g, g, g) for _ in range(trials)) for g in (bits, row, sparse)]
+    counts = [sum(flagged(g, g, g) for _ in range(trials)) for g in (bits, row, sparse, value)]
     counts.append(sum(flagged(per_process(), per_process(), per_process()) for _ in range(trials)))
     print(" ".join(map(str, counts)))
 

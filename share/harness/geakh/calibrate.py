@@ -688,8 +688,12 @@ def _fixed_races(canon, by_process, rtol, atol):
     differs from every run (two at least) of the other processes, and
     those elements are at least half of what any of them differs at (races
     decided anew on every run share an element by chance, not half of
-    them).  A candidate's outputs, all made in one process, may then all
-    differ at an element that no run of the reference showed."""
+    them), and the resampled runs agree with one another at no fewer than
+    half of those elements (a race decided anew among many values differs
+    from the canonical outputs at the same element on every run, but
+    between any two runs as well).  A candidate's outputs, all made in one
+    process, may then all differ at an element that no run of the
+    reference showed."""
     procs = by_process or {}
     resampled = [o for o in procs.get("R") or [] if o is not canon]
     # P's runs are made under conditions of their own, the point of them.
@@ -710,7 +714,11 @@ def _fixed_races(canon, by_process, rtol, atol):
         common = compare.intersection(common, compare.unstable(o, resampled[0], rtol, atol))
         if common is None:
             return False
-    return 2 * compare.count(common) >= most
+    n = compare.count(common)
+    for o in resampled[1:]:
+        if 2 * compare.count(compare.intersection(common, compare.unstable(o, resampled[0], rtol, atol))) > n:
+            return False
+    return 2 * n >= most
 
 
 def _same(a, b):

@@ -64,8 +64,11 @@ def start(seed):
 
 
 def shift():
+    """A run or a performance check begins."""
     if STATE["perturb"] is not None:
         STATE["perturb"].shift()
+    if STATE["order"] is not None:
+        STATE["order"].next_run()
 
 
 def before_launch():
@@ -89,7 +92,10 @@ class Order:
     single program is program (x, y, z) of a grid (nx, ny, nz)).
 
     Launches of the code's kernels alternate between reversed and usual
-    order.  The first two launches of a kernel on a grid of at most
+    order, and each run or performance check starts in the other order
+    from the one before it: a launch at the same place in every run (the
+    repeat of a run's first call, say) takes both orders, whatever
+    number of launches a run makes.  The first two launches of a kernel on a grid of at most
     SERIAL_MAX programs run its programs one at a time instead, once in
     each order, so that each program's writes land before the next one
     starts: where two programs write one place, one order keeps the first
@@ -104,9 +110,16 @@ class Order:
         self.device = device
         self.buf = torch.zeros(8, dtype=torch.int32, device=device)
         self.addr = self.buf.data_ptr()
-        self.launches = 0
+        self.launches = 0  # this run's
+        # 1 where this run's first launch runs in the usual order: the
+        # first run's runs reversed.
+        self.phase = 1
         self.serial = {}  # (kernel, grid) -> launches made a program at a time
         self.buf[0].fill_(REVERSED)
+
+    def next_run(self):
+        self.phase ^= 1
+        self.launches = self.phase
 
     def launch(self, run, kernel, args, kwargs):
         self.launches += 1
