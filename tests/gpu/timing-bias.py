@@ -91,7 +91,7 @@ def main():
     os.environ["TRITON_CACHE_DIR"] = os.path.join(d, "triton")
     first, second = load(d, "side_one").op, load(d, "side_two").op
     timer = bench.Bench()
-    print(f"spin: {timer.cycles_per_ms:.0f} cycles/ms; flush {timer.flush_ms:.3f} ms")
+    print(f"spin: {timer.cycles_per_ms:.0f} cycles/ms; flush {timer.probe()['flush_ms']:.3f} ms")
     print(f"{'elements':>9} {'host us':>7} {'held':>5} {'hold ms':>8} {'first ms':>9} "
           f"{'second ms':>9} {'ratio':>6}")
     bad = 0

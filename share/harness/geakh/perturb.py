@@ -94,12 +94,12 @@ class Order:
     Launches of the code's kernels alternate between reversed and usual
     order, and each run or performance check starts in the other order
     from the one before it: a launch at the same place in every run (the
-    repeat of a run's first call, say) takes both orders, whatever
-    number of launches a run makes.  The first two launches of a kernel on a grid of at most
-    SERIAL_MAX programs run its programs one at a time instead, once in
-    each order, so that each program's writes land before the next one
-    starts: where two programs write one place, one order keeps the first
-    one's value and the other the last one's, whatever the device's
+    repeat of a run's first call, say) takes both orders, whatever number
+    of launches a run makes.  The first two launches of a kernel on a grid
+    of at most SERIAL_MAX programs run its programs one at a time instead,
+    once in each order, so that each program's writes land before the next
+    one starts: where two programs write one place, one order keeps the
+    first one's value and the other the last one's, whatever the device's
     scheduling would have done (once each is all it takes: one program at
     a time, a kernel computes the same on the same inputs).  Reversing
     alone flips the programs that start far apart; those that run side by
@@ -111,8 +111,8 @@ class Order:
         self.buf = torch.zeros(8, dtype=torch.int32, device=device)
         self.addr = self.buf.data_ptr()
         self.launches = 0  # this run's
-        # 1 where this run's first launch runs in the usual order: the
-        # first run's runs reversed.
+        # 1 where this run's first launch runs in the usual order; the
+        # first run (next_run flips it) starts reversed.
         self.phase = 1
         self.serial = {}  # (kernel, grid) -> launches made a program at a time
         self.buf[0].fill_(REVERSED)
